@@ -1,0 +1,44 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "FogKit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "FogKit", targets: ["FogKit"]),
+        .library(name: "FogStorage", targets: ["FogStorage"]),
+        .executable(name: "fog", targets: ["fog"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    ],
+    targets: [
+        // MARK: - C
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // MARK: - Library layers (arrows point down only)
+        .target(name: "FogStorage", dependencies: ["CLMDB"], swiftSettings: swiftSettings),
+        .target(name: "FogKit", dependencies: ["FogStorage"], swiftSettings: swiftSettings),
+        // MARK: - Command line
+        .executableTarget(
+            name: "fog",
+            dependencies: [
+                "FogKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // MARK: - Tests
+        .testTarget(name: "FogStorageTests", dependencies: ["FogStorage"], swiftSettings: swiftSettings),
+        .testTarget(name: "FogKitTests", dependencies: ["FogKit", "FogStorage"], swiftSettings: swiftSettings),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,104 @@
+import FogStorage
+import Foundation
+
+/// A container: one store on disk, with a public, a private and a shared
+/// database (CloudKit's `CKContainer`).
+///
+/// A container lives in a directory and is opened on behalf of a user — a
+/// name of your choosing that FogKit maps to a CloudKit-style user record ID —
+/// or of nobody, in which case only the public database can be read.
+///
+/// ```swift
+/// let container = try Container(identifier: "iCloud.com.example.notes",
+///                               directory: URL(fileURLWithPath: "notes-store"),
+///                               user: "alice")
+/// let notes = container.privateCloudDatabase
+/// ```
+///
+/// Several containers may open the same directory in one process, for the same
+/// or different users; they share one storage engine.
+public final class Container: Sendable {
+    /// The container's identifier, such as `"iCloud.com.example.notes"`.
+    public let containerIdentifier: String?
+    /// The directory that holds the store.
+    public let directory: URL
+    /// The identity the container was opened for, or `nil` for nobody.
+    public let userIdentity: String?
+    /// The options the container was opened with.
+    public let configuration: Configuration
+
+    let engine: Engine
+    /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
+    let userRecordName: String?
+
+    /// The public database: readable by everyone, writable by users.
+    public let publicCloudDatabase: Database
+    /// The user's private database.
+    public let privateCloudDatabase: Database
+    /// The database of zones other users share with this user.
+    public let sharedCloudDatabase: Database
+
+    /// The user name a container uses when none is given.
+    public static let defaultUser = "defaultUser"
+
+    /// Opens (or creates) the container stored in `directory`.
+    ///
+    /// - Parameters:
+    ///   - identifier: The container identifier; a directory belongs to one identifier.
+    ///   - directory: Where the store lives; created when missing.
+    ///   - user: The identity to act for, or `nil` for nobody. Defaults to ``defaultUser``.
+    ///   - configuration: Durability and limits.
+    /// - Throws: ``FogError`` when the store cannot be opened, belongs to another
+    ///   container, or was written by an incompatible version.
+    public init(
+        identifier: String, directory: URL, user: String? = Container.defaultUser,
+        configuration: Configuration = Configuration()
+    ) throws {
+        guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
+        if let user, user.isEmpty { throw FogError(.invalidArguments, message: "the user identity is empty; pass nil for nobody") }
+        self.containerIdentifier = identifier
+        self.directory = directory
+        self.userIdentity = user
+        self.configuration = configuration
+        let engine = try Engine(directory: directory, identifier: identifier, durability: configuration.durability)
+        self.engine = engine
+        do {
+            userRecordName = try user.map { try engine.userRecordName(for: $0) }
+        } catch {
+            engine.close()
+            throw FogError.wrapping(error)
+        }
+        publicCloudDatabase = Database(scope: .public, engine: engine, user: userRecordName, limits: configuration.limits)
+        privateCloudDatabase = Database(scope: .private, engine: engine, user: userRecordName, limits: configuration.limits)
+        sharedCloudDatabase = Database(scope: .shared, engine: engine, user: userRecordName, limits: configuration.limits)
+    }
+
+    /// The database for `databaseScope`; the same instance as the matching property.
+    public func database(with databaseScope: Database.Scope) -> Database {
+        switch databaseScope {
+        case .public: publicCloudDatabase
+        case .private: privateCloudDatabase
+        case .shared: sharedCloudDatabase
+        }
+    }
+
+    /// Whether the container has a user: ``AccountStatus/available`` or ``AccountStatus/noAccount``.
+    public func accountStatus() async throws -> AccountStatus {
+        userRecordName == nil ? .noAccount : .available
+    }
+
+    /// The user's record ID, in the default zone.
+    /// - Throws: ``FogError/Code/notAuthenticated`` when the container was opened on behalf of nobody.
+    public func userRecordID() async throws -> Record.ID {
+        guard let userRecordName else {
+            throw FogError(.notAuthenticated, message: "the container was opened on behalf of nobody")
+        }
+        return Record.ID(recordName: userRecordName)
+    }
+
+    /// Closes the store once every container that opened this directory has closed it.
+    /// Calls after closing fail with ``FogError/Code/internalError``.
+    public func close() {
+        engine.close()
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// One of a container's three databases (CloudKit's `CKDatabase`).
+///
+/// Get databases from a ``Container``: ``Container/publicCloudDatabase``,
+/// ``Container/privateCloudDatabase`` and ``Container/sharedCloudDatabase``.
+/// The async methods mirror CloudKit's convenience API. Reads run on the
+/// calling task; writes are committed by the store's writer.
+public final class Database: Sendable, CustomStringConvertible {
+    /// Which database this is.
+    public let databaseScope: Scope
+
+    let engine: Engine
+    let context: DatabaseContext
+    let limits: OperationLimits
+
+    init(scope: Scope, engine: Engine, user: String?, limits: OperationLimits) {
+        self.databaseScope = scope
+        self.engine = engine
+        self.context = DatabaseContext(scope: scope, user: user)
+        self.limits = limits
+    }
+
+    /// The scope of a database (CloudKit's `CKDatabase.Scope`).
+    public enum Scope: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// The public database, shared by all users of the container.
+        case `public` = 1
+        /// A user's private database.
+        case `private` = 2
+        /// The zones other users share with a user.
+        case shared = 3
+
+        /// `public`, `private` or `shared`.
+        public var description: String {
+            switch self {
+            case .public: "public"
+            case .private: "private"
+            case .shared: "shared"
+            }
+        }
+    }
+
+    /// `<Database scope>`.
+    public var description: String { "<Database \(databaseScope)>" }
+}

@@ -1,0 +1,42 @@
+import Synchronization
+import Foundation
+
+/// A snapshot of a client's ``Record`` taken when a save begins, so the save
+/// works on values that no other task can change meanwhile.
+struct ClientRecord: Sendable {
+    let record: Record
+    let recordType: String
+    let recordID: Record.ID
+    var values: [String: FieldValue]
+    let changedKeys: [String]
+    let originalValues: [String: FieldValue?]
+    let parent: Record.Reference?
+    let parentChanged: Bool
+    let changeTag: String?
+
+    init(_ record: Record) {
+        let state = record.state.withLock { $0 }
+        self.record = record
+        recordType = record.recordType
+        recordID = record.recordID
+        values = state.values
+        changedKeys = state.changedKeys
+        originalValues = state.originalValues
+        parent = state.parent
+        parentChanged = state.parentChanged
+        changeTag = state.system.recordChangeTag
+    }
+
+    /// The record as the client last fetched it: its changed keys reverted.
+    func ancestor() -> Record? {
+        guard changeTag != nil else { return nil }
+        let copy = record.copy()
+        copy.state.withLock { state in
+            for (key, original) in originalValues { state.values[key] = original }
+            state.changedKeys = []
+            state.originalValues = [:]
+            state.parentChanged = false
+        }
+        return copy
+    }
+}

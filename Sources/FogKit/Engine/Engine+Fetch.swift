@@ -1,0 +1,60 @@
+import FogStorage
+import Foundation
+
+extension Engine {
+    /// Fetches records by ID in one snapshot; `desiredKeys` limits the fields
+    /// decoded (`nil` for all, empty for none).
+    func fetch(_ ids: [Record.ID], desiredKeys: [String]?, context: DatabaseContext) throws -> [(Record.ID, Result<Record, FogError>)] {
+        if context.scope != .public, context.user == nil {
+            throw FogError(.notAuthenticated, message: "the \(context.scope) database needs a user; the container was opened on behalf of nobody")
+        }
+        let wanted = desiredKeys.map(Set.init)
+        return try read { txn, names in
+            var zoneCache: [RecordZone.ID: Result<ZoneInfo?, FogError>] = [:]
+            var results: [(Record.ID, Result<Record, FogError>)] = []
+            results.reserveCapacity(ids.count)
+            for id in ids {
+                let zone: Result<ZoneInfo?, FogError>
+                if let cached = zoneCache[id.zoneID] {
+                    zone = cached
+                } else {
+                    zone = Result { () throws(FogError) in
+                        let address = try address(of: id.zoneID, in: context)
+                        let info = try fogTry { try zoneInfo(at: address, in: txn) }
+                        if info == nil && !address.isDefault {
+                            throw FogError(.zoneNotFound, message: "zone \(id.zoneID.zoneName) does not exist")
+                        }
+                        return info
+                    }
+                    zoneCache[id.zoneID] = zone
+                }
+                switch zone {
+                case .failure(let e):
+                    results.append((id, .failure(e)))
+                case .success(nil):
+                    results.append((id, .failure(unknown(id))))
+                case .success(let info?):
+                    if let stored = try load(zone: info.id, name: id.recordName, desiredKeys: wanted, txn: txn, names: &names) {
+                        results.append((id, .success(stored.makeRecord(zoneID: id.zoneID, assetDirectory: assetDirectory))))
+                    } else {
+                        results.append((id, .failure(unknown(id))))
+                    }
+                }
+            }
+            return results
+        }
+    }
+
+    private func unknown(_ id: Record.ID) -> FogError {
+        FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+    }
+
+    /// Loads one stored record, decoding only `desiredKeys` when given.
+    @inline(__always)
+    func load(zone: Int64, name: String, desiredKeys: Set<String>?, txn: ReadTransaction, names: inout NameResolver) throws -> StoredRecord? {
+        guard let row = try rowID(zone: zone, name: name, in: txn) else { return nil }
+        return try txn.withValue(forKey: bigEndianKey(row), in: records) {
+            try RecordCodec.decode($0, names: &names, desiredKeys: desiredKeys)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import FogStorage
+import Foundation
+
+extension Engine {
+    /// The user record name of `identity`, registering the user on first sight:
+    /// a name of `_` and 32 hex digits, and the user's two `Users` records (one in
+    /// the public database, one in the user's private database), as CloudKit makes them.
+    func userRecordName(for identity: String) throws -> String {
+        let key = Layout.userKey(identity)
+        if let existing = try read({ txn, _ in try txn.value(forKey: key, in: users) }) {
+            return String(decoding: existing, as: UTF8.self)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let hex = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        let candidate = "_" + hex
+        return try writeAndWait { [self] txn, names in
+            if let existing = try txn.value(forKey: key, in: users) { return String(decoding: existing, as: UTF8.self) }
+            try txn.put(Array(candidate.utf8), forKey: key, in: users)
+            let sequence = try nextCounter(Layout.metaSequence, in: txn)
+            let now = Date()
+            let addresses = [
+                ZoneAddress(scope: Database.Scope.public.rawValue, owner: "", zoneName: RecordZone.ID.defaultZoneName),
+                ZoneAddress(scope: Database.Scope.private.rawValue, owner: candidate, zoneName: RecordZone.ID.defaultZoneName),
+            ]
+            for address in addresses {
+                let zone = try createZone(at: address, capabilities: [], sequence: sequence, in: txn)
+                let row = try nextCounter(Layout.metaNextRowID, in: txn)
+                let record = StoredRecord(
+                    recordType: Record.SystemType.userRecord, recordName: candidate, zone: zone.id, values: [:],
+                    parent: nil, share: nil, creationDate: now, modificationDate: now, creator: candidate,
+                    modifier: candidate, changeSequence: sequence)
+                try txn.put(RecordCodec.encode(record, names: &names).bytes, forKey: bigEndianKey(row), in: records)
+                try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: candidate), in: recordNames)
+            }
+            return candidate
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import FogStorage
+import Foundation
+
+/// Who is asking, and in which database.
+struct DatabaseContext: Sendable {
+    let scope: Database.Scope
+    /// The user record name of the container's user, or `nil` for nobody.
+    let user: String?
+}
+
+/// A zone as the engine stores it.
+struct ZoneInfo: Sendable, Hashable {
+    let id: Int64
+    let capabilities: RecordZone.Capabilities
+    let createdSequence: Int64
+
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: 12)
+        w.varint(id)
+        w.varint(UInt64(capabilities.rawValue))
+        w.varint(createdSequence)
+        return w.bytes
+    }
+
+    static func decode(_ buffer: UnsafeRawBufferPointer) throws -> ZoneInfo {
+        var r = ByteReader(buffer)
+        return ZoneInfo(
+            id: try r.int64(), capabilities: RecordZone.Capabilities(rawValue: UInt(try r.varint())),
+            createdSequence: try r.int64())
+    }
+}
+
+/// Where a zone lives in the `zones` table.
+struct ZoneAddress: Sendable, Hashable {
+    let scope: Int
+    let owner: String
+    let zoneName: String
+
+    var key: [UInt8] { Layout.zoneKey(scope: scope, owner: owner, zoneName: zoneName) }
+    var isDefault: Bool { zoneName == RecordZone.ID.defaultZoneName }
+}
+
+extension Engine {
+    /// Maps a client's zone ID to the stored zone, applying CloudKit's rules: the
+    /// public database has only its default zone; a private database holds the
+    /// current user's zones; the shared database holds zones shared with the user.
+    func address(of zoneID: RecordZone.ID, in context: DatabaseContext) throws(FogError) -> ZoneAddress {
+        switch context.scope {
+        case .public:
+            guard zoneID.isDefaultZone else {
+                throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist: the public database has only \(RecordZone.ID.defaultZoneName)")
+            }
+            return ZoneAddress(scope: Database.Scope.public.rawValue, owner: "", zoneName: RecordZone.ID.defaultZoneName)
+        case .private:
+            guard let user = context.user else {
+                throw FogError(.notAuthenticated, message: "the private database needs a user; the container was opened on behalf of nobody")
+            }
+            guard zoneID.ownerName == CurrentUserDefaultName || zoneID.ownerName == user else {
+                throw FogError(.zoneNotFound, message: "zone \(zoneID) does not exist in this user's private database")
+            }
+            return ZoneAddress(scope: Database.Scope.private.rawValue, owner: user, zoneName: zoneID.zoneName)
+        case .shared:
+            guard context.user != nil else {
+                throw FogError(.notAuthenticated, message: "the shared database needs a user; the container was opened on behalf of nobody")
+            }
+            throw FogError(.zoneNotFound, message: "zone \(zoneID) is not shared with this user")
+        }
+    }
+
+    /// The stored zone at `address`, or `nil` when it does not exist (a default
+    /// zone nobody has written to yet has no stored entry).
+    func zoneInfo(at address: ZoneAddress, in txn: ReadTransaction) throws -> ZoneInfo? {
+        try txn.withValue(forKey: address.key, in: zones) { try ZoneInfo.decode($0) }
+    }
+
+    /// The stored zone at `address`, creating it with `capabilities` when missing.
+    func createZone(at address: ZoneAddress, capabilities: RecordZone.Capabilities, sequence: Int64, in txn: WriteTransaction) throws -> ZoneInfo {
+        if let existing = try zoneInfo(at: address, in: txn) { return existing }
+        let info = ZoneInfo(id: try nextCounter(Layout.metaNextZoneID, in: txn), capabilities: capabilities, createdSequence: sequence)
+        try txn.put(info.encoded(), forKey: address.key, in: zones)
+        try txn.put(address.key, forKey: bigEndianKey(info.id), in: zoneIDs)
+        return info
+    }
+
+    /// The zone for writing records: default zones come into being on first use.
+    func zoneForWriting(_ zoneID: RecordZone.ID, in context: DatabaseContext, sequence: Int64, txn: WriteTransaction) throws -> ZoneInfo {
+        let address = try address(of: zoneID, in: context)
+        if let info = try zoneInfo(at: address, in: txn) { return info }
+        guard address.isDefault else {
+            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist; save the zone first")
+        }
+        return try createZone(at: address, capabilities: [], sequence: sequence, in: txn)
+    }
+
+    /// The zone a client sees for a stored one.
+    func makeZone(_ zoneID: RecordZone.ID, info: ZoneInfo?) -> RecordZone {
+        RecordZone(zoneID: zoneID, capabilities: info?.capabilities ?? [])
+    }
+
+    // MARK: - Zone operations
+
+    /// Saves zones and deletes zones, each item on its own.
+    func modifyZones(
+        saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext
+    ) async throws -> (saves: [(RecordZone.ID, Result<RecordZone, FogError>)], deletes: [(RecordZone.ID, Result<Void, FogError>)]) {
+        try checkWriter(context)
+        if context.scope != .private {
+            if !zonesToSave.isEmpty || !zoneIDsToDelete.isEmpty {
+                let what = context.scope == .public ? "the public database has only its default zone" : "zones cannot be created or deleted in the shared database"
+                throw FogError(.badDatabase, message: what)
+            }
+        }
+        let saveIDs = zonesToSave.map(\.zoneID)
+        let deleteIDs = zoneIDsToDelete
+        return try await write { [self] txn, _ in
+            let sequence = try nextCounter(Layout.metaSequence, in: txn)
+            var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
+            for zoneID in saveIDs {
+                saves.append((zoneID, Result { () throws(FogError) -> RecordZone in
+                    try Validation.zoneName(zoneID.zoneName, allowDefault: true)
+                    let address = try address(of: zoneID, in: context)
+                    let capabilities: RecordZone.Capabilities = address.isDefault ? [] : .customZone
+                    let info = try fogTry { try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn) }
+                    return makeZone(zoneID, info: info)
+                }))
+            }
+            var deletes: [(RecordZone.ID, Result<Void, FogError>)] = []
+            for zoneID in deleteIDs {
+                deletes.append((zoneID, Result { () throws(FogError) -> Void in
+                    let address = try address(of: zoneID, in: context)
+                    guard !address.isDefault else {
+                        throw FogError(.invalidArguments, message: "the default zone cannot be deleted")
+                    }
+                    try fogTry {
+                        guard let info = try zoneInfo(at: address, in: txn) else {
+                            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                        }
+                        try deleteZoneContents(info, in: txn)
+                        try txn.delete(address.key, in: zones)
+                        try txn.delete(bigEndianKey(info.id), in: zoneIDs)
+                    }
+                }))
+            }
+            return (saves, deletes)
+        }
+    }
+
+    /// Removes every record of a zone.
+    func deleteZoneContents(_ info: ZoneInfo, in txn: WriteTransaction) throws {
+        let prefix = Layout.namePrefix(zone: info.id)
+        var rows: [Int64] = []
+        try txn.scan(recordNames, range: .prefix(prefix)) { _, value in
+            rows.append(try readBigEndianKey(value))
+            return true
+        }
+        for row in rows { try txn.delete(bigEndianKey(row), in: records) }
+        try txn.deleteAll(in: recordNames, range: .prefix(prefix))
+        try txn.deleteAll(in: refs, range: .prefix(prefix))
+    }
+
+    /// Fetches zones by ID.
+    func fetchZones(_ zoneIDs: [RecordZone.ID], context: DatabaseContext) throws -> [(RecordZone.ID, Result<RecordZone, FogError>)] {
+        try read { txn, _ in
+            zoneIDs.map { zoneID in
+                (zoneID, Result { () throws(FogError) -> RecordZone in
+                    let address = try address(of: zoneID, in: context)
+                    let info = try fogTry { try zoneInfo(at: address, in: txn) }
+                    guard info != nil || address.isDefault else {
+                        throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                    }
+                    return makeZone(zoneID, info: info)
+                })
+            }
+        }
+    }
+
+    /// Every zone of the database: the default zone first, then custom zones by name.
+    func allZones(context: DatabaseContext) throws -> [RecordZone] {
+        switch context.scope {
+        case .public: return [RecordZone.default()]
+        case .shared:
+            guard context.user != nil else { throw FogError(.notAuthenticated, message: "the shared database needs a user") }
+            return []
+        case .private:
+            guard let user = context.user else { throw FogError(.notAuthenticated, message: "the private database needs a user") }
+            let prefix = Layout.zonePrefix(scope: Database.Scope.private.rawValue, owner: user)
+            return try read { txn, _ in
+                var result = [RecordZone.default()]
+                try txn.scan(zones, range: .prefix(prefix)) { key, value in
+                    var reader = KeyReader(Array(key))
+                    _ = try reader.readInt64()
+                    _ = try reader.readString()
+                    let name = try reader.readString()
+                    if name != RecordZone.ID.defaultZoneName {
+                        result.append(RecordZone(zoneID: RecordZone.ID(zoneName: name), capabilities: try ZoneInfo.decode(value).capabilities))
+                    }
+                    return true
+                }
+                return result
+            }
+        }
+    }
+
+    /// Throws unless the context may write.
+    func checkWriter(_ context: DatabaseContext) throws(FogError) {
+        guard context.user != nil else {
+            throw FogError(.notAuthenticated, message: "writing needs a user; the container was opened on behalf of nobody")
+        }
+    }
+}

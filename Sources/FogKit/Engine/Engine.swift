@@ -1,0 +1,229 @@
+import FogStorage
+import Foundation
+
+/// The storage engine of one container: the environment, its tables, the
+/// name cache and the assets folder. `Container` and `Database` are thin
+/// shells over it.
+final class Engine: Sendable {
+    let environment: Environment
+    let directory: URL
+    let assetDirectory: URL
+    let names = NameCache()
+    let incarnation: [UInt8]
+
+    let meta: Table
+    let zones: Table
+    let zoneIDs: Table
+    let recordNames: Table
+    let records: Table
+    let schema: Table
+    let users: Table
+    let refs: Table
+
+    init(directory: URL, identifier: String, durability: Container.Durability) throws {
+        self.directory = directory
+        self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
+        let environment: Environment
+        do {
+            environment = try Environment.open(
+                directory: directory,
+                configuration: .init(tables: Layout.allTables, durability: durability.storage))
+        } catch let error as LMDBError {
+            throw FogError(
+                .internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
+        }
+        self.environment = environment
+        meta = environment.table(named: Layout.meta)
+        zones = environment.table(named: Layout.zones)
+        zoneIDs = environment.table(named: Layout.zoneIDs)
+        recordNames = environment.table(named: Layout.names)
+        records = environment.table(named: Layout.records)
+        schema = environment.table(named: Layout.schema)
+        users = environment.table(named: Layout.users)
+        refs = environment.table(named: Layout.refs)
+        do {
+            try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
+            incarnation = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier)
+        } catch {
+            environment.close()
+            throw error
+        }
+    }
+
+    /// Writes the format version and incarnation of a new store, or checks them.
+    private static func initializeMeta(environment: Environment, meta: Table, identifier: String) throws -> [UInt8] {
+        let existing = try environment.read { txn -> ([UInt8]?, [UInt8]?, [UInt8]?) in
+            (
+                try txn.value(forKey: Layout.metaFormat, in: meta),
+                try txn.value(forKey: Layout.metaIncarnation, in: meta),
+                try txn.value(forKey: Layout.metaIdentifier, in: meta)
+            )
+        }
+        if let format = existing.0 {
+            let version = try format.withUnsafeBytes { try readBigEndianKey($0) }
+            guard version == Layout.formatVersion else {
+                throw FogError(
+                    .incompatibleVersion,
+                    message: "the store uses format version \(version); this FogKit reads version \(Layout.formatVersion)")
+            }
+            if let stored = existing.2, let storedID = String(validating: stored, as: UTF8.self), storedID != identifier {
+                throw FogError(
+                    .badContainer,
+                    message: "the store in this directory belongs to container \(storedID), not \(identifier)")
+            }
+            guard let incarnation = existing.1 else { throw FormatError(message: "store without incarnation") }
+            return incarnation
+        }
+        var incarnation = [UInt8](repeating: 0, count: 16)
+        var generator = SystemRandomNumberGenerator()
+        for i in incarnation.indices { incarnation[i] = UInt8.random(in: 0...255, using: &generator) }
+        return try environment.writeAndWait { txn in
+            if let existing = try txn.value(forKey: Layout.metaIncarnation, in: meta) { return existing }
+            try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
+            try txn.put(incarnation, forKey: Layout.metaIncarnation, in: meta)
+            try txn.put(Array(identifier.utf8), forKey: Layout.metaIdentifier, in: meta)
+            return incarnation
+        }
+    }
+
+    func close() { environment.close() }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a read snapshot with a name resolver.
+    func read<R>(_ body: (ReadTransaction, inout NameResolver) throws -> R) throws -> R {
+        try mapStorageErrors {
+            try environment.read { txn in
+                var names = NameResolver(cache: names, transaction: txn, schema: schema)
+                return try body(txn, &names)
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction; names it interns are published to the
+    /// cache once the transaction commits.
+    func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction, inout NameWriter) throws -> R) async throws -> R {
+        let box = PublishBox()
+        let result: R = try await mapStorageErrors {
+            try await environment.write { [self] txn in
+                var writer = NameWriter(engine: self, transaction: txn)
+                let value = try body(txn, &writer)
+                box.set(writer.created, writer.createdFieldTypes)
+                return value
+            }
+        }
+        box.publish(to: names)
+        return result
+    }
+
+    /// The blocking form of ``write(_:)``, for set-up work outside async contexts.
+    func writeAndWait<R>(_ body: @escaping (WriteTransaction, inout NameWriter) throws -> R) throws -> R {
+        let box = PublishBox()
+        let result: R = try mapStorageErrors {
+            try environment.writeAndWait { [self] txn in
+                var writer = NameWriter(engine: self, transaction: txn)
+                let value = try body(txn, &writer)
+                box.set(writer.created, writer.createdFieldTypes)
+                return value
+            }
+        }
+        box.publish(to: names)
+        return result
+    }
+
+    /// Takes the next value of a counter in `meta` (starting at 1).
+    func nextCounter(_ key: [UInt8], in txn: WriteTransaction) throws -> Int64 {
+        let current = try txn.withValue(forKey: key, in: meta) { try readBigEndianKey($0) } ?? 0
+        let next = current + 1
+        try txn.put(bigEndianKey(next), forKey: key, in: meta)
+        return next
+    }
+
+    /// The current value of the commit sequence.
+    func currentSequence(in txn: ReadTransaction) throws -> Int64 {
+        try txn.withValue(forKey: Layout.metaSequence, in: meta) { try readBigEndianKey($0) } ?? 0
+    }
+}
+
+/// Carries names created inside a write job to the publication after commit.
+private final class PublishBox: @unchecked Sendable {
+    private var names: [(String, Int64)] = []
+    private var fieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
+
+    func set(_ names: [(String, Int64)], _ fieldTypes: [(NameCache.FieldTypeKey, FieldType)]) {
+        self.names = names
+        self.fieldTypes = fieldTypes
+    }
+
+    func publish(to cache: NameCache) { cache.publish(names: names, fieldTypes: fieldTypes) }
+}
+
+/// Interns names inside a write transaction.
+struct NameWriter {
+    var resolver: NameResolver
+    let transaction: WriteTransaction
+    let engine: Engine
+    private(set) var created: [(String, Int64)] = []
+    private(set) var createdFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
+
+    init(engine: Engine, transaction: WriteTransaction) {
+        self.engine = engine
+        self.transaction = transaction
+        self.resolver = NameResolver(cache: engine.names, transaction: transaction, schema: engine.schema)
+    }
+
+    /// The id of `name`, interning it when new.
+    mutating func intern(_ name: String) throws -> Int64 {
+        if let id = try resolver.id(name) { return id }
+        let id = try engine.nextCounter(Layout.metaNextNameID, in: transaction)
+        try transaction.put(bigEndianKey(id), forKey: Layout.nameToIDKey(name), in: engine.schema)
+        try transaction.put(Array(name.utf8), forKey: Layout.idToNameKey(id), in: engine.schema)
+        created.append((name, id))
+        return id
+    }
+
+    /// Fixes the type of a field the first time it is written.
+    mutating func define(recordType: String, field: String, as type: FieldType) throws {
+        let typeID = try intern(recordType)
+        let fieldID = try intern(field)
+        if try resolver.fieldType(type: typeID, field: fieldID) != nil { return }
+        try transaction.put([type.rawValue], forKey: Layout.fieldTypeKey(type: typeID, field: fieldID), in: engine.schema)
+        createdFieldTypes.append((NameCache.FieldTypeKey(type: typeID, field: fieldID), type))
+    }
+
+    /// The fixed type of a field, or `nil` when the field was never written.
+    mutating func fieldType(recordType: String, field: String) throws -> FieldType? {
+        guard let typeID = try resolver.id(recordType), let fieldID = try resolver.id(field) else { return nil }
+        return try resolver.fieldType(type: typeID, field: fieldID)
+    }
+}
+
+/// Turns storage and format errors into ``FogError``s; FogErrors pass through.
+func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
+    do { return try body() } catch { throw FogError.wrapping(error) }
+}
+
+func mapStorageErrors<R>(_ body: () async throws -> R) async throws -> R {
+    do { return try await body() } catch { throw FogError.wrapping(error) }
+}
+
+extension FogError {
+    static func wrapping(_ error: any Error) -> FogError {
+        switch error {
+        case let e as FogError: return e
+        case let e as LMDBError where e == .environmentClosed:
+            return FogError(.internalError, message: "the container is closed", underlyingError: e)
+        case let e as LMDBError:
+            return FogError(.internalError, message: "storage error: \(e)", underlyingError: e)
+        case let e as FormatError:
+            return FogError(.internalError, message: e.description, underlyingError: e)
+        default:
+            return FogError(.internalError, message: "\(error)", underlyingError: error)
+        }
+    }
+}
+
+/// Runs `body`, turning any error into a ``FogError`` (typed throws).
+func fogTry<R>(_ body: () throws -> R) throws(FogError) -> R {
+    do { return try body() } catch { throw FogError.wrapping(error) }
+}

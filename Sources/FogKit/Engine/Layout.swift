@@ -1,0 +1,107 @@
+import FogStorage
+
+/// The on-disk layout: the tables of a container's environment and their keys.
+/// `Docs/OnDiskFormat.md` describes every table; change both together.
+enum Layout {
+    /// The format version written in `meta`; a store with another version is refused.
+    static let formatVersion: Int64 = 1
+
+    static let meta = "meta"
+    static let zones = "zones"
+    static let zoneIDs = "zoneids"
+    static let names = "names"
+    static let records = "records"
+    static let schema = "schema"
+    static let users = "users"
+    static let refs = "refs"
+    static let indexes = "indexes"
+    static let changes = "changes"
+    static let databaseChanges = "dbchanges"
+
+    static let allTables = [meta, zones, zoneIDs, names, records, schema, users, refs, indexes, changes, databaseChanges]
+
+    // MARK: meta keys
+    static let metaFormat: [UInt8] = Array("format".utf8)
+    static let metaIncarnation: [UInt8] = Array("incarnation".utf8)
+    static let metaSequence: [UInt8] = Array("sequence".utf8)
+    static let metaNextRowID: [UInt8] = Array("nextRow".utf8)
+    static let metaNextZoneID: [UInt8] = Array("nextZone".utf8)
+    static let metaNextNameID: [UInt8] = Array("nextName".utf8)
+    static let metaIdentifier: [UInt8] = Array("identifier".utf8)
+
+    /// `zones`: (scope, owner user record name, zone name) → zone info.
+    static func zoneKey(scope: Int, owner: String, zoneName: String) -> [UInt8] {
+        var w = KeyWriter(capacity: 16 + owner.utf8.count + zoneName.utf8.count)
+        w.append(Int64(scope))
+        w.append(owner)
+        w.append(zoneName)
+        return w.bytes
+    }
+
+    /// The prefix of every zone of one database.
+    static func zonePrefix(scope: Int, owner: String) -> [UInt8] {
+        var w = KeyWriter(capacity: 16 + owner.utf8.count)
+        w.append(Int64(scope))
+        w.append(owner)
+        return w.bytes
+    }
+
+    /// `names`: (zone id, record name) → row id.
+    @inline(__always)
+    static func nameKey(zone: Int64, recordName: String) -> [UInt8] {
+        var w = KeyWriter(capacity: 8 + recordName.utf8.count)
+        w.append(zone)
+        w.append(recordName)
+        return w.bytes
+    }
+
+    /// The prefix of every record name of one zone.
+    static func namePrefix(zone: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 9)
+        w.append(zone)
+        return w.bytes
+    }
+
+    /// `schema`: ("n", name) → id; ("i", id) → name.
+    static func nameToIDKey(_ name: String) -> [UInt8] {
+        var w = KeyWriter(capacity: 4 + name.utf8.count)
+        w.append("n")
+        w.append(name)
+        return w.bytes
+    }
+
+    static func idToNameKey(_ id: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 12)
+        w.append("i")
+        w.append(id)
+        return w.bytes
+    }
+
+    /// `schema`: ("f", record type id, field name id) → field type code.
+    static func fieldTypeKey(type: Int64, field: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 20)
+        w.append("f")
+        w.append(type)
+        w.append(field)
+        return w.bytes
+    }
+
+    /// `refs`: (zone id, target record name, source row id) → ∅, for `deleteSelf` cascades.
+    static func refKey(zone: Int64, target: String, source: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 20 + target.utf8.count)
+        w.append(zone)
+        w.append(target)
+        w.append(source)
+        return w.bytes
+    }
+
+    static func refPrefix(zone: Int64, target: String) -> [UInt8] {
+        var w = KeyWriter(capacity: 12 + target.utf8.count)
+        w.append(zone)
+        w.append(target)
+        return w.bytes
+    }
+
+    /// `users`: identity → user record name.
+    static func userKey(_ identity: String) -> [UInt8] { Array(identity.utf8) }
+}

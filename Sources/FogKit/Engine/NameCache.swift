@@ -1,0 +1,111 @@
+import FogStorage
+import Synchronization
+
+/// The in-memory copy of the interned names (record types, field names, user
+/// record names) and of the fixed field types.
+///
+/// Records and keys store small integer ids instead of names. The cache holds
+/// only what is committed: readers fill it from their snapshot on a miss, and
+/// the writer publishes the names a transaction created after that transaction
+/// commits. A miss is always resolved from the transaction at hand, so the cache
+/// never needs to be right, only fast.
+final class NameCache: Sendable {
+    struct Snapshot: Sendable {
+        var names: [String?] = []
+        var ids: [String: Int64] = [:]
+        var fieldTypes: [FieldTypeKey: FieldType] = [:]
+    }
+
+    struct FieldTypeKey: Hashable, Sendable {
+        let type: Int64
+        let field: Int64
+    }
+
+    private let storage = Mutex(Snapshot())
+
+    var snapshot: Snapshot { storage.withLock { $0 } }
+
+    func publish(names: [(String, Int64)], fieldTypes: [(FieldTypeKey, FieldType)]) {
+        guard !names.isEmpty || !fieldTypes.isEmpty else { return }
+        storage.withLock { s in
+            for (name, id) in names { Self.insert(name, id, into: &s) }
+            for (key, type) in fieldTypes { s.fieldTypes[key] = type }
+        }
+    }
+
+    fileprivate func learn(_ name: String, _ id: Int64) {
+        storage.withLock { Self.insert(name, id, into: &$0) }
+    }
+
+    fileprivate func learn(_ key: FieldTypeKey, _ type: FieldType) {
+        storage.withLock { $0.fieldTypes[key] = type }
+    }
+
+    private static func insert(_ name: String, _ id: Int64, into s: inout Snapshot) {
+        s.ids[name] = id
+        let index = Int(id)
+        if index >= s.names.count { s.names.append(contentsOf: repeatElement(nil, count: index - s.names.count + 1)) }
+        s.names[index] = name
+    }
+}
+
+/// Resolves names and ids for one transaction: the cache first, then the
+/// transaction's own view of the `schema` table.
+struct NameResolver {
+    let cache: NameCache
+    let transaction: ReadTransaction
+    let schema: Table
+    var snapshot: NameCache.Snapshot
+
+    init(cache: NameCache, transaction: ReadTransaction, schema: Table) {
+        self.cache = cache
+        self.transaction = transaction
+        self.schema = schema
+        self.snapshot = cache.snapshot
+    }
+
+    /// The name with `id`; a missing id means the stored data is corrupt.
+    mutating func name(_ id: Int64) throws -> String {
+        let index = Int(id)
+        if index >= 0, index < snapshot.names.count, let name = snapshot.names[index] { return name }
+        guard let bytes = try transaction.value(forKey: Layout.idToNameKey(id), in: schema),
+            let name = String(validating: bytes, as: UTF8.self)
+        else { throw FormatError(message: "unknown name id \(id)") }
+        // A write transaction may be reading its own uncommitted names: only
+        // readers, whose snapshots are committed, fill the cache.
+        if !(transaction is WriteTransaction) {
+            cache.learn(name, id)
+            snapshot = cache.snapshot
+        }
+        return name
+    }
+
+    /// The id of `name`, or `nil` when it was never interned.
+    mutating func id(_ name: String) throws -> Int64? {
+        if let id = snapshot.ids[name] { return id }
+        guard let bytes = try transaction.value(forKey: Layout.nameToIDKey(name), in: schema) else { return nil }
+        let id = try bytes.withUnsafeBytes { try readBigEndianKey($0) }
+        if !(transaction is WriteTransaction) {
+            cache.learn(name, id)
+            snapshot = cache.snapshot
+        }
+        return id
+    }
+
+    /// The fixed type of field `field` of record type `type`, or `nil` when unset.
+    mutating func fieldType(type: Int64, field: Int64) throws -> FieldType? {
+        let key = NameCache.FieldTypeKey(type: type, field: field)
+        if let t = snapshot.fieldTypes[key] { return t }
+        guard let bytes = try transaction.value(forKey: Layout.fieldTypeKey(type: type, field: field), in: schema) else {
+            return nil
+        }
+        guard bytes.count == 1, let t = FieldType(rawValue: bytes[0]) else {
+            throw FormatError(message: "bad field type entry")
+        }
+        if !(transaction is WriteTransaction) {
+            cache.learn(key, t)
+            snapshot = cache.snapshot
+        }
+        return t
+    }
+}

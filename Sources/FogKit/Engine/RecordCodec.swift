@@ -1,0 +1,221 @@
+import FogStorage
+import Foundation
+
+/// The binary record format (version 1), described in `Docs/OnDiskFormat.md`.
+///
+/// A header with the system fields is followed by a field table — one entry
+/// per field: name id, type code, payload length — and then the payloads. A
+/// reader that wants only some fields walks the table and decodes just those
+/// payloads, which is what desired keys and predicates need.
+enum RecordCodec {
+    static let version: UInt8 = 1
+
+    private static let hasParent: UInt8 = 1
+    private static let hasShare: UInt8 = 2
+
+    /// Encodes `record`, interning its names through `names`.
+    /// - Returns: the bytes and the size that counts toward the 1 MB limit (everything but assets).
+    static func encode(_ record: StoredRecord, names: inout NameWriter) throws -> (bytes: [UInt8], countedSize: Int) {
+        var w = ByteWriter(capacity: 128 + record.recordName.utf8.count)
+        w.u8(version)
+        w.varint(try names.intern(record.recordType))
+        w.varint(record.zone)
+        w.string(record.recordName)
+        w.u8((record.parent != nil ? hasParent : 0) | (record.share != nil ? hasShare : 0))
+        w.f64(record.creationDate.timeIntervalSinceReferenceDate)
+        w.f64(record.modificationDate.timeIntervalSinceReferenceDate)
+        w.varint(try names.intern(record.creator))
+        w.varint(try names.intern(record.modifier))
+        w.varint(record.changeSequence)
+        if let parent = record.parent { w.string(parent) }
+        if let share = record.share { w.string(share) }
+
+        let keys = record.values.keys.sorted()
+        w.varint(keys.count)
+        var payloads = ByteWriter(capacity: 256)
+        var assetBytes = 0
+        for key in keys {
+            let value = record.values[key]!
+            let start = payloads.bytes.count
+            encodePayload(value, into: &payloads)
+            let length = payloads.bytes.count - start
+            if value.fieldType == .asset || value.fieldType == .assetList { assetBytes += length }
+            w.varint(try names.intern(key))
+            w.u8(value.fieldType.rawValue)
+            w.varint(length)
+        }
+        w.bytes.append(contentsOf: payloads.bytes)
+        return (w.bytes, w.bytes.count - assetBytes)
+    }
+
+    /// The size `values` count toward the record size limit: field names and
+    /// payloads, assets excluded.
+    static func countedSize(of values: [String: FieldValue]) -> Int {
+        var total = 0
+        var scratch = ByteWriter(capacity: 0)
+        for (key, value) in values where value.fieldType != .asset && value.fieldType != .assetList {
+            scratch.bytes.removeAll(keepingCapacity: true)
+            encodePayload(value, into: &scratch)
+            total += scratch.bytes.count + key.utf8.count + 4
+        }
+        return total
+    }
+
+    /// Decodes a stored record. With `desiredKeys`, only those fields are decoded
+    /// (an empty set decodes none).
+    static func decode(
+        _ buffer: UnsafeRawBufferPointer, names: inout NameResolver, desiredKeys: Set<String>? = nil
+    ) throws -> StoredRecord {
+        var r = ByteReader(buffer)
+        let v = try r.u8()
+        guard v == version else { throw FormatError(message: "record format version \(v)") }
+        let type = try names.name(r.int64())
+        let zone = try r.int64()
+        let name = try r.string()
+        let flags = try r.u8()
+        let created = Date(timeIntervalSinceReferenceDate: try r.f64())
+        let modified = Date(timeIntervalSinceReferenceDate: try r.f64())
+        let creator = try names.name(r.int64())
+        let modifier = try names.name(r.int64())
+        let sequence = try r.int64()
+        let parent = flags & hasParent != 0 ? try r.string() : nil
+        let share = flags & hasShare != 0 ? try r.string() : nil
+        let count = try r.int()
+        guard count <= buffer.count else { throw FormatError(message: "field count \(count)") }
+        var table: [(id: Int64, type: UInt8, length: Int)] = []
+        table.reserveCapacity(count)
+        for _ in 0..<count {
+            table.append((try r.int64(), try r.u8(), try r.int()))
+        }
+        var values: [String: FieldValue] = [:]
+        if desiredKeys?.isEmpty != true {
+            values.reserveCapacity(desiredKeys.map { min($0.count, count) } ?? count)
+            var offset = r.offset
+            for entry in table {
+                let key = try names.name(entry.id)
+                if desiredKeys == nil || desiredKeys!.contains(key) {
+                    guard let fieldType = FieldType(rawValue: entry.type) else {
+                        throw FormatError(message: "field type code \(entry.type)")
+                    }
+                    guard offset + entry.length <= buffer.count else { throw FormatError(message: "field \(key) truncated") }
+                    let payload = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + entry.length])
+                    values[key] = try decodePayload(payload, type: fieldType)
+                }
+                offset += entry.length
+            }
+        }
+        return StoredRecord(
+            recordType: type, recordName: name, zone: zone, values: values, parent: parent, share: share,
+            creationDate: created, modificationDate: modified, creator: creator, modifier: modifier,
+            changeSequence: sequence)
+    }
+
+    // MARK: - Payloads
+
+    static func encodePayload(_ value: FieldValue, into w: inout ByteWriter) {
+        switch value {
+        case .string(let s): w.raw(s)
+        case .int64(let i): w.u64(UInt64(bitPattern: i))
+        case .double(let d): w.f64(d)
+        case .bytes(let d): w.bytes.append(contentsOf: d)
+        case .date(let d): w.f64(d.timeIntervalSinceReferenceDate)
+        case .location(let l): location(l, into: &w)
+        case .reference(let r): reference(r, into: &w)
+        case .asset(let a): asset(a, into: &w)
+        case .stringList(let list):
+            w.varint(list.count)
+            for s in list { w.string(s) }
+        case .int64List(let list):
+            w.varint(list.count)
+            for i in list { w.u64(UInt64(bitPattern: i)) }
+        case .doubleList(let list):
+            w.varint(list.count)
+            for d in list { w.f64(d) }
+        case .bytesList(let list):
+            w.varint(list.count)
+            for d in list { w.data(d) }
+        case .dateList(let list):
+            w.varint(list.count)
+            for d in list { w.f64(d.timeIntervalSinceReferenceDate) }
+        case .locationList(let list):
+            w.varint(list.count)
+            for l in list { location(l, into: &w) }
+        case .referenceList(let list):
+            w.varint(list.count)
+            for r in list { reference(r, into: &w) }
+        case .assetList(let list):
+            w.varint(list.count)
+            for a in list { asset(a, into: &w) }
+        }
+    }
+
+    private static func location(_ l: Location, into w: inout ByteWriter) {
+        for d in [
+            l.latitude, l.longitude, l.altitude, l.horizontalAccuracy, l.verticalAccuracy, l.course, l.speed,
+            l.timestamp.timeIntervalSinceReferenceDate,
+        ] { w.f64(d) }
+    }
+
+    private static func reference(_ r: Record.Reference, into w: inout ByteWriter) {
+        w.u8(UInt8(r.action.rawValue))
+        w.string(r.recordID.recordName)
+    }
+
+    private static func asset(_ a: Asset, into w: inout ByteWriter) {
+        w.string(a.storedName ?? "")
+        w.u64(UInt64(bitPattern: a.storedSize))
+    }
+
+    static func decodePayload(_ buffer: UnsafeRawBufferPointer, type: FieldType) throws -> FieldValue {
+        var r = ByteReader(buffer)
+        func count() throws -> Int {
+            let n = try r.int()
+            guard n <= buffer.count else { throw FormatError(message: "list of \(n) elements in \(buffer.count) bytes") }
+            return n
+        }
+        let value: FieldValue
+        switch type {
+        case .string: value = .string(try r.rawString(count: buffer.count))
+        case .int64: value = .int64(Int64(bitPattern: try r.u64()))
+        case .double: value = .double(try r.f64())
+        case .bytes: value = .bytes(try r.data(count: buffer.count))
+        case .timestamp: value = .date(Date(timeIntervalSinceReferenceDate: try r.f64()))
+        case .location: value = .location(try location(&r))
+        case .reference: value = .reference(try reference(&r))
+        case .asset: value = .asset(try asset(&r))
+        case .stringList: value = .stringList(try (0..<count()).map { _ in try r.string() })
+        case .int64List: value = .int64List(try (0..<count()).map { _ in Int64(bitPattern: try r.u64()) })
+        case .doubleList: value = .doubleList(try (0..<count()).map { _ in try r.f64() })
+        case .bytesList: value = .bytesList(try (0..<count()).map { _ in try r.data() })
+        case .timestampList:
+            value = .dateList(try (0..<count()).map { _ in Date(timeIntervalSinceReferenceDate: try r.f64()) })
+        case .locationList: value = .locationList(try (0..<count()).map { _ in try location(&r) })
+        case .referenceList: value = .referenceList(try (0..<count()).map { _ in try reference(&r) })
+        case .assetList: value = .assetList(try (0..<count()).map { _ in try asset(&r) })
+        }
+        guard r.isAtEnd else { throw FormatError(message: "\(buffer.count - r.offset) stray bytes after a \(type) value") }
+        return value
+    }
+
+    private static func location(_ r: inout ByteReader) throws -> Location {
+        Location(
+            latitude: try r.f64(), longitude: try r.f64(), altitude: try r.f64(), horizontalAccuracy: try r.f64(),
+            verticalAccuracy: try r.f64(), course: try r.f64(), speed: try r.f64(),
+            timestamp: Date(timeIntervalSinceReferenceDate: try r.f64()))
+    }
+
+    private static func reference(_ r: inout ByteReader) throws -> Record.Reference {
+        let action = try r.u8()
+        guard let a = Record.ReferenceAction(rawValue: UInt(action)) else {
+            throw FormatError(message: "reference action \(action)")
+        }
+        return Record.Reference(recordID: Record.ID(recordName: try r.string()), action: a)
+    }
+
+    private static func asset(_ r: inout ByteReader) throws -> Asset {
+        let name = try r.string()
+        let size = Int64(bitPattern: try r.u64())
+        // The engine points the URL into its assets folder (`FieldValue.resolved`).
+        return Asset(storedName: name, size: size, directory: URL(fileURLWithPath: "/"))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// CloudKit's rules for names and values, checked before anything is stored.
+enum Validation {
+    static let maximumNameLength = 255
+    /// The largest record, in bytes of field data (assets excluded): 1 MB.
+    static let maximumRecordSize = 1_000_000
+    /// The most `deleteSelf` references that may point at one record.
+    static let maximumDeleteSelfReferences = 750
+
+    /// Property names of `Record` that may not be used as field keys.
+    static let reservedFieldKeys: Set<String> = [
+        "recordID", "recordType", "creationDate", "creatorUserRecordID", "modificationDate",
+        "lastModifiedUserRecordID", "recordChangeTag", "parent", "share", "allTokens", "self",
+    ]
+
+    /// A record name: ASCII, 1...255 characters; a leading `_` is checked by the caller
+    /// (it is allowed only for records the system created).
+    static func recordName(_ name: String) throws(FogError) {
+        guard !name.isEmpty else { throw FogError(.invalidArguments, message: "record name is empty") }
+        guard name.utf8.count <= maximumNameLength else {
+            throw FogError(.invalidArguments, message: "record name is \(name.utf8.count) characters long; the limit is \(maximumNameLength)")
+        }
+        guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw FogError(.invalidArguments, message: "record name \(quoted(name)) has characters outside printable ASCII")
+        }
+    }
+
+    /// A zone name: ASCII, 1...255 characters, no leading `_` (except the default zone's).
+    static func zoneName(_ name: String, allowDefault: Bool) throws(FogError) {
+        guard !name.isEmpty else { throw FogError(.invalidArguments, message: "zone name is empty") }
+        if allowDefault && name == RecordZone.ID.defaultZoneName { return }
+        guard name.utf8.count <= maximumNameLength else {
+            throw FogError(.invalidArguments, message: "zone name is \(name.utf8.count) characters long; the limit is \(maximumNameLength)")
+        }
+        guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw FogError(.invalidArguments, message: "zone name \(quoted(name)) has characters outside printable ASCII")
+        }
+        guard !name.hasPrefix("_") else {
+            throw FogError(.invalidArguments, message: "zone name \(quoted(name)) starts with '_', which is reserved")
+        }
+    }
+
+    /// A record type: a letter, then letters, digits and underscores; at most 255.
+    static func recordType(_ type: String) throws(FogError) {
+        guard isIdentifier(type) else {
+            throw FogError(.invalidArguments, message: "record type \(quoted(type)) is invalid: it must start with a letter and contain only letters, digits and '_' (at most 255)")
+        }
+    }
+
+    /// A field key: a letter, then letters, digits and underscores; at most 255; not reserved.
+    static func fieldKey(_ key: String) throws(FogError) {
+        guard isIdentifier(key) else {
+            let reason = key.hasPrefix("_") ? "keys starting with '_' are reserved" : "it must start with a letter and contain only letters, digits and '_' (at most 255)"
+            throw FogError(.invalidArguments, message: "field key \(quoted(key)) is invalid: \(reason)")
+        }
+        guard !reservedFieldKeys.contains(key) else {
+            throw FogError(.invalidArguments, message: "field key \(quoted(key)) is reserved: it names a system field")
+        }
+    }
+
+    static func isIdentifier(_ s: String) -> Bool {
+        let utf8 = s.utf8
+        guard let first = utf8.first, utf8.count <= maximumNameLength else { return false }
+        func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) }
+        guard isLetter(first) else { return false }
+        return utf8.allSatisfy { isLetter($0) || ($0 >= 48 && $0 <= 57) || $0 == 95 }
+    }
+
+    /// A value: locations in range; references in the record's zone.
+    static func value(_ value: FieldValue, key: String, zoneID: RecordZone.ID) throws(FogError) {
+        func checkLocation(_ l: Location) throws(FogError) {
+            guard l.isValid else {
+                throw FogError(.invalidArguments, message: "field \(quoted(key)): location <\(l.latitude),\(l.longitude)> is out of range")
+            }
+        }
+        func checkReference(_ r: Record.Reference) throws(FogError) {
+            try recordName(r.recordID.recordName)
+            guard sameZone(r.recordID.zoneID, zoneID) else {
+                throw FogError(.invalidArguments, message: "field \(quoted(key)): a reference must point into the record's own zone \(zoneID.zoneName), not \(r.recordID.zoneID.zoneName)")
+            }
+        }
+        switch value {
+        case .location(let l): try checkLocation(l)
+        case .locationList(let list): for l in list { try checkLocation(l) }
+        case .reference(let r): try checkReference(r)
+        case .referenceList(let list): for r in list { try checkReference(r) }
+        default: break
+        }
+    }
+
+    /// Whether two zone IDs name the same zone (the owner placeholder matches any owner).
+    static func sameZone(_ a: RecordZone.ID, _ b: RecordZone.ID) -> Bool {
+        a.zoneName == b.zoneName
+            && (a.ownerName == b.ownerName || a.ownerName == CurrentUserDefaultName || b.ownerName == CurrentUserDefaultName)
+    }
+
+    static func quoted(_ s: String) -> String {
+        let shown = s.count > 40 ? String(s.prefix(40)) + "…" : s
+        return "'\(shown)'"
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// A file attached to a record, the counterpart of `CKAsset`.
+///
+/// Create an asset from a file URL and store it in a field. When the record is
+/// saved, FogKit copies the file's bytes into the container's `assets/` folder;
+/// assets do not count toward a record's 1 MB limit. On records fetched from
+/// the store, ``fileURL`` points at the stored copy, which callers must treat
+/// as read-only.
+public final class Asset: Sendable, Hashable, CustomStringConvertible {
+    /// The file holding the asset's bytes.
+    public let fileURL: URL?
+    /// The stored copy's identifier inside the container, once saved.
+    let storedName: String?
+    /// The size of the stored bytes, once saved.
+    let storedSize: Int64
+
+    /// Creates an asset from the file at `fileURL`.
+    public init(fileURL: URL) {
+        self.fileURL = fileURL
+        self.storedName = nil
+        self.storedSize = 0
+    }
+
+    init(storedName: String, size: Int64, directory: URL) {
+        self.storedName = storedName
+        self.storedSize = size
+        self.fileURL = directory.appendingPathComponent(storedName)
+    }
+
+    /// Two assets are equal when they name the same stored copy, or (before
+    /// saving) the same file.
+    public static func == (lhs: Asset, rhs: Asset) -> Bool {
+        if let l = lhs.storedName, let r = rhs.storedName { return l == r }
+        return lhs.storedName == nil && rhs.storedName == nil && lhs.fileURL == rhs.fileURL
+    }
+
+    /// Hashes the stored name or file URL.
+    public func hash(into hasher: inout Hasher) {
+        if let storedName { hasher.combine(storedName) } else { hasher.combine(fileURL) }
+    }
+
+    /// The file URL.
+    public var description: String { "<Asset \(fileURL?.path ?? "nil")>" }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import Synchronization
+
+/// A record: a typed set of fields plus system metadata (CloudKit's `CKRecord`).
+///
+/// `Record` is a class, like `CKRecord`, so CloudKit code ports as it is. It is
+/// safe to share between tasks: every access is synchronised.
+///
+/// ```swift
+/// let note = Record(recordType: "Note")
+/// note["title"] = "Groceries"
+/// note["pinned"] = true
+/// let saved = try await database.save(note)
+/// let title = saved["title"] as? String
+/// ```
+///
+/// Setting a field records it in ``changedKeys()``; saving sends the changed
+/// keys. The store validates names, types and sizes when the record is saved.
+public class Record: @unchecked Sendable, CustomStringConvertible {
+    /// The record's type, such as `"Note"`.
+    public let recordType: RecordType
+    /// The record's identifier.
+    public let recordID: ID
+
+    let state: Mutex<State>
+
+    /// Metadata the store maintains.
+    struct SystemFields: Sendable, Equatable {
+        var creationDate: Date?
+        var modificationDate: Date?
+        var creatorUserRecordID: ID?
+        var lastModifiedUserRecordID: ID?
+        var recordChangeTag: String?
+        var share: Reference?
+    }
+
+    struct State: Sendable {
+        var values: [FieldKey: FieldValue] = [:]
+        /// Keys changed since the record was fetched or saved, in first-change order.
+        var changedKeys: [FieldKey] = []
+        /// The values of changed keys as they were before the first change.
+        var originalValues: [FieldKey: FieldValue?] = [:]
+        var parent: Reference?
+        var parentChanged = false
+        var system = SystemFields()
+    }
+
+    /// Creates a new, unsaved record of `recordType`; the ID defaults to a UUID
+    /// name in the default zone.
+    public init(recordType: RecordType, recordID: ID = ID()) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.state = Mutex(State())
+    }
+
+    /// Creates a new, unsaved record with a UUID name in `zoneID`.
+    public convenience init(recordType: RecordType, zoneID: RecordZone.ID) {
+        self.init(recordType: recordType, recordID: ID(zoneID: zoneID))
+    }
+
+    /// A record as the store returns it: no changed keys.
+    init(recordType: RecordType, recordID: ID, values: [FieldKey: FieldValue], parent: Reference?, system: SystemFields) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.state = Mutex(State(values: values, parent: parent, system: system))
+    }
+
+    // MARK: - System fields
+
+    /// When the record was first saved; `nil` until then.
+    public var creationDate: Date? { state.withLock { $0.system.creationDate } }
+    /// When the record was last saved; `nil` until then.
+    public var modificationDate: Date? { state.withLock { $0.system.modificationDate } }
+    /// The user record ID of the user who created the record.
+    public var creatorUserRecordID: ID? { state.withLock { $0.system.creatorUserRecordID } }
+    /// The user record ID of the user who saved the record last.
+    public var lastModifiedUserRecordID: ID? { state.withLock { $0.system.lastModifiedUserRecordID } }
+    /// The store's version tag of the record; changes on every save, `nil` until
+    /// the first. Saving with ``RecordSavePolicy/ifServerRecordUnchanged`` compares it.
+    public var recordChangeTag: String? { state.withLock { $0.system.recordChangeTag } }
+    /// The share that holds the record, if any.
+    public var share: Reference? { state.withLock { $0.system.share } }
+
+    /// The record's parent, which defines sharing hierarchies. The reference's action
+    /// must be ``ReferenceAction/none``; the store rejects other actions and
+    /// parents that do not exist.
+    public var parent: Reference? {
+        get { state.withLock { $0.parent } }
+        set {
+            state.withLock {
+                $0.parent = newValue
+                $0.parentChanged = true
+            }
+        }
+    }
+
+    /// Sets the parent to `parentRecord` (with action `none`), or removes it.
+    public func setParent(_ parentRecord: Record?) {
+        parent = parentRecord.map { Reference(record: $0, action: .none) }
+    }
+
+    /// Sets the parent to the record with `parentRecordID` (with action `none`), or removes it.
+    public func setParent(_ parentRecordID: ID?) {
+        parent = parentRecordID.map { Reference(recordID: $0, action: .none) }
+    }
+
+    // MARK: - Fields
+
+    /// The value of the field `key`, or `nil` when it is not set.
+    ///
+    /// Numbers come back as `NSNumber`, so `record["count"] as? Int` works as in CloudKit.
+    public subscript(key: FieldKey) -> (any RecordValueProtocol)? {
+        get { object(forKey: key) }
+        set { setObject(newValue, forKey: key) }
+    }
+
+    /// The value of the field `key` converted to `T`, or `nil` when it is not set or
+    /// does not convert.
+    public subscript<T: RecordValueProtocol>(key: FieldKey) -> T? {
+        get {
+            guard let value = fieldValue(forKey: key) else { return nil }
+            if let raw = value as? T { return raw }
+            return value.bridgedValue as? T
+        }
+        set { setObject(newValue, forKey: key) }
+    }
+
+    /// The value of the field `key`, or `nil` (CloudKit's `object(forKey:)`).
+    public func object(forKey key: FieldKey) -> (any RecordValueProtocol)? {
+        fieldValue(forKey: key)?.bridgedValue
+    }
+
+    /// Sets the field `key` to `value`, or removes it when `value` is `nil`.
+    public func setObject(_ value: (any RecordValueProtocol)?, forKey key: FieldKey) {
+        setFieldValue(value?.recordFieldValue, forKey: key)
+    }
+
+    /// The stored form of the field `key`, or `nil` when it is not set.
+    public func fieldValue(forKey key: FieldKey) -> FieldValue? {
+        state.withLock { $0.values[key] }
+    }
+
+    /// Sets the field `key` to `value` in its stored form, or removes it when `nil`.
+    public func setFieldValue(_ value: FieldValue?, forKey key: FieldKey) {
+        state.withLock { state in
+            let old = state.values[key]
+            if state.originalValues.index(forKey: key) == nil {
+                state.originalValues[key] = .some(old)
+            }
+            if !state.changedKeys.contains(key) { state.changedKeys.append(key) }
+            state.values[key] = value
+        }
+    }
+
+    /// The keys that hold values.
+    public func allKeys() -> [FieldKey] {
+        state.withLock { Array($0.values.keys).sorted() }
+    }
+
+    /// The keys set or removed since the record was fetched or saved.
+    public func changedKeys() -> [FieldKey] {
+        state.withLock { $0.changedKeys }
+    }
+
+    /// Every whitespace-separated token of the record's string fields.
+    public func allTokens() -> [String] {
+        state.withLock { state in
+            var tokens: [String] = []
+            for key in state.values.keys.sorted() {
+                switch state.values[key] {
+                case .string(let s): tokens += s.split(whereSeparator: \.isWhitespace).map(String.init)
+                case .stringList(let list):
+                    for s in list { tokens += s.split(whereSeparator: \.isWhitespace).map(String.init) }
+                default: break
+                }
+            }
+            return tokens
+        }
+    }
+
+    /// A copy of the record with the same ID, fields, metadata and changed keys.
+    public func copy() -> Record {
+        let copy = Record(recordType: recordType, recordID: recordID)
+        let snapshot = state.withLock { $0 }
+        copy.state.withLock { $0 = snapshot }
+        return copy
+    }
+
+    /// The type, name and fields.
+    public var description: String {
+        let s = state.withLock { $0 }
+        let fields = s.values.keys.sorted().map { "\($0)=\(s.values[$0]!)" }.joined(separator: ", ")
+        return "<Record \(recordType) \(recordID.recordName) tag=\(s.system.recordChangeTag ?? "nil") {\(fields)}>"
+    }
+}

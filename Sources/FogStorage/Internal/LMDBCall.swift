@@ -1,0 +1,32 @@
+internal import CLMDB
+
+/// The one place where LMDB return codes become Swift errors.
+///
+/// Ordinary failures throw ``LMDBError``; codes that can only mean a bug in
+/// FogStorage (a bad transaction or table handle, `EINVAL` from a call we
+/// built) stop the program.
+@inline(__always)
+func lmdbCheck(_ code: Int32, _ what: @autoclosure () -> String = "") throws(LMDBError) {
+    if code == 0 { return }
+    if code == MDB_BAD_TXN || code == MDB_BAD_DBI {
+        preconditionFailure("FogStorage bug: \(LMDBError(rawValue: code)) in \(what())")
+    }
+    throw LMDBError(rawValue: code)
+}
+
+/// Runs `body` with an `MDB_val` that points at `bytes` without copying.
+@inline(__always)
+func withMDBVal<R>(_ bytes: [UInt8], _ body: (inout MDB_val) throws -> R) rethrows -> R {
+    try bytes.withUnsafeBytes { raw in
+        var val = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+        return try body(&val)
+    }
+}
+
+extension MDB_val {
+    /// The bytes the value points at; valid only while the transaction is open.
+    @inline(__always)
+    var buffer: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: mv_data, count: mv_size)
+    }
+}

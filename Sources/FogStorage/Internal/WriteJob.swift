@@ -1,0 +1,20 @@
+/// One write request waiting for the writer thread.
+///
+/// `body` may run more than once (when the map must grow, the whole group is
+/// rolled back and replayed), so it must keep its effects inside the
+/// transaction. `complete` runs once, on the writer thread, after the group's
+/// commit (or its failure), with no transaction open.
+final class WriteJob: @unchecked Sendable {
+    let body: (WriteTransaction) throws -> Void
+    let complete: (Result<Void, any Error>) -> Void
+
+    init(body: @escaping (WriteTransaction) throws -> Void, complete: @escaping (Result<Void, any Error>) -> Void) {
+        self.body = body
+        self.complete = complete
+    }
+}
+
+/// Holds a job's return value between the body and the completion.
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

@@ -1,0 +1,150 @@
+import Foundation
+internal import CLMDB
+
+/// The one thread that runs an environment's write transactions.
+///
+/// LMDB's write lock belongs to a thread, so every write runs here. Requests
+/// that arrive while a commit is in progress are committed together in the next
+/// transaction (group commit): each request runs in its own nested transaction,
+/// so one request's failure does not touch the others, and the group pays for
+/// one commit and one `fsync`.
+final class WriterThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var queue: [WriteJob] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    unowned(unsafe) var environment: Environment!
+    private(set) var threadID: pthread_t?
+
+    /// Commits performed, and requests committed, for statistics.
+    private(set) var commitCount = 0
+    private(set) var requestCount = 0
+
+    func start() {
+        let thread = Thread { [self] in
+            threadID = pthread_self()
+            run()
+            finished.signal()
+        }
+        thread.name = "FogStorage.writer"
+        thread.stackSize = 8 << 20
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Whether the caller is the writer thread.
+    var isCurrent: Bool {
+        guard let threadID else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+    }
+
+    func enqueue(_ job: WriteJob) throws(LMDBError) {
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            throw .environmentClosed
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Finishes the queued jobs, then ends the thread and waits for it.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        if thread != nil { finished.wait() }
+    }
+
+    private func run() {
+        let limit = max(1, environment.configuration.maximumGroupSize)
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty && stopping {
+                condition.unlock()
+                return
+            }
+            let batch: [WriteJob]
+            if queue.count <= limit {
+                batch = queue
+                queue.removeAll(keepingCapacity: true)
+            } else {
+                batch = Array(queue.prefix(limit))
+                queue.removeFirst(limit)
+            }
+            condition.unlock()
+            let results = commit(batch)
+            commitCount += 1
+            requestCount += batch.count
+            for (job, result) in zip(batch, results) { job.complete(result) }
+        }
+    }
+
+    /// Runs a group of jobs in one transaction and returns each job's outcome.
+    private func commit(_ jobs: [WriteJob]) -> [Result<Void, any Error>] {
+        let env = environment!
+        while true {
+            var parent: OpaquePointer?
+            let rc = mdb_txn_begin(env.handle, nil, 0, &parent)
+            if rc == MDB_MAP_RESIZED {
+                env.adoptMapSize()
+                continue
+            }
+            if rc != 0 { return Array(repeating: .failure(LMDBError(rawValue: rc)), count: jobs.count) }
+            var results: [Result<Void, any Error>] = []
+            results.reserveCapacity(jobs.count)
+            var mapFull = false
+            if jobs.count == 1 {
+                let txn = WriteTransaction(txn: parent!, environment: env)
+                do {
+                    try jobs[0].body(txn)
+                    results.append(.success(()))
+                } catch {
+                    if txn.sawMapFull { mapFull = true } else {
+                        mdb_txn_abort(parent)
+                        return [.failure(error)]
+                    }
+                }
+            } else {
+                for job in jobs {
+                    var child: OpaquePointer?
+                    let rc = mdb_txn_begin(env.handle, parent, 0, &child)
+                    if rc != 0 {
+                        if rc == MDB_MAP_FULL { mapFull = true; break }
+                        results.append(.failure(LMDBError(rawValue: rc)))
+                        continue
+                    }
+                    let txn = WriteTransaction(txn: child!, environment: env)
+                    do {
+                        try job.body(txn)
+                        let rc = mdb_txn_commit(child)
+                        if rc == MDB_MAP_FULL { mapFull = true; break }
+                        results.append(rc == 0 ? .success(()) : .failure(LMDBError(rawValue: rc)))
+                    } catch {
+                        mdb_txn_abort(child)
+                        if txn.sawMapFull { mapFull = true; break }
+                        results.append(.failure(error))
+                    }
+                }
+            }
+            if mapFull {
+                mdb_txn_abort(parent)
+                env.growMap()
+                continue
+            }
+            let commitCode = mdb_txn_commit(parent)
+            if commitCode == MDB_MAP_FULL {
+                env.growMap()
+                continue
+            }
+            if commitCode != 0 {
+                return Array(repeating: .failure(LMDBError(rawValue: commitCode)), count: jobs.count)
+            }
+            return results
+        }
+    }
+}

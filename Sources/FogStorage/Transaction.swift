@@ -1,0 +1,149 @@
+import Foundation
+internal import CLMDB
+
+/// A read-only snapshot of an ``Environment``.
+///
+/// Obtain one from ``Environment/read(_:)``. The transaction sees the state of
+/// the last commit when it began, whatever writers do meanwhile. Byte buffers
+/// handed to closures point into the memory map and are valid only inside the
+/// closure: copy out what you keep. A transaction must not escape the closure
+/// that received it, and is not `Sendable`.
+public class ReadTransaction {
+    let txn: OpaquePointer
+    let environment: Environment
+    /// Set when an LMDB call reported that the map is full; the writer then grows
+    /// the map and retries the batch, whatever the caller did with the error.
+    var sawMapFull = false
+
+    init(txn: OpaquePointer, environment: Environment) {
+        self.txn = txn
+        self.environment = environment
+    }
+
+    @inline(__always)
+    func check(_ code: Int32, _ what: @autoclosure () -> String) throws(LMDBError) {
+        if code == MDB_MAP_FULL { sawMapFull = true }
+        try lmdbCheck(code, what())
+    }
+
+    /// Calls `body` with the value stored under `key`, or returns `nil` when the key
+    /// is absent. The buffer is valid only inside `body`.
+    @inline(__always)
+    public func withValue<R>(
+        forKey key: [UInt8], in table: Table, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        var data = MDB_val()
+        let rc = withMDBVal(key) { k in mdb_get(txn, table.dbi, &k, &data) }
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "get from \(table)")
+        return try body(data.buffer)
+    }
+
+    /// The value stored under `key`, copied out, or `nil` when the key is absent.
+    public func value(forKey key: [UInt8], in table: Table) throws -> [UInt8]? {
+        try withValue(forKey: key, in: table) { Array($0) }
+    }
+
+    /// Whether `key` is present in `table`.
+    public func contains(_ key: [UInt8], in table: Table) throws -> Bool {
+        try withValue(forKey: key, in: table) { _ in true } ?? false
+    }
+
+    /// Opens a cursor over `table`, valid until the transaction ends.
+    public func cursor(on table: Table) throws -> Cursor {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, table.dbi, &cursor), "open cursor on \(table)")
+        return Cursor(handle: cursor!, transaction: self)
+    }
+
+    /// Visits the entries of `table` within `range`, in key order or in reverse.
+    ///
+    /// `body` receives the key and value buffers (valid only during the call) and
+    /// returns `false` to stop.
+    public func scan(
+        _ table: Table, range: ScanRange = .all, reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        let cursor = try self.cursor(on: table)
+        defer { cursor.close() }
+        try cursor.scan(range: range, reverse: reverse, body)
+    }
+
+    /// The number of entries in `table`.
+    public func count(of table: Table) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(txn, table.dbi, &stat), "stat \(table)")
+        return stat.ms_entries
+    }
+}
+
+@available(*, unavailable)
+extension ReadTransaction: Sendable {}
+
+/// A read-write transaction, run on the environment's writer thread.
+///
+/// Obtain one from ``Environment/write(_:)``. Everything written becomes visible
+/// to readers atomically when the transaction commits; if the closure throws,
+/// nothing it wrote is kept.
+public final class WriteTransaction: ReadTransaction {
+    /// Stores `value` under `key`, replacing any value there.
+    public func put(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws {
+        let rc = withMDBVal(key) { k in
+            withMDBVal(value) { v in mdb_put(txn, table.dbi, &k, &v, 0) }
+        }
+        try check(rc, "put into \(table)")
+    }
+
+    /// Stores a value of `count` bytes under `key`, letting `fill` write the bytes in
+    /// place (no intermediate copy). `fill` must write exactly `count` bytes.
+    public func put(
+        count: Int, forKey key: [UInt8], in table: Table, append: Bool = false,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
+        var data = MDB_val(mv_size: count, mv_data: nil)
+        let flags = UInt32(MDB_RESERVE) | (append ? UInt32(MDB_APPEND) : 0)
+        let rc = withMDBVal(key) { k in mdb_put(txn, table.dbi, &k, &data, flags) }
+        try check(rc, "put into \(table)")
+        fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
+    }
+
+    /// Stores `value` under `key` only when the key is absent.
+    /// - Returns: `false` when the key was already present (nothing is written).
+    @discardableResult
+    public func insert(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws -> Bool {
+        let rc = withMDBVal(key) { k in
+            withMDBVal(value) { v in mdb_put(txn, table.dbi, &k, &v, UInt32(MDB_NOOVERWRITE)) }
+        }
+        if rc == MDB_KEYEXIST { return false }
+        try check(rc, "insert into \(table)")
+        return true
+    }
+
+    /// Removes `key` from `table`.
+    /// - Returns: whether the key was present.
+    @discardableResult
+    public func delete(_ key: [UInt8], in table: Table) throws -> Bool {
+        let rc = withMDBVal(key) { k in mdb_del(txn, table.dbi, &k, nil) }
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "delete from \(table)")
+        return true
+    }
+
+    /// Removes every key of `table` within `range`.
+    /// - Returns: how many entries were removed.
+    @discardableResult
+    public func deleteAll(in table: Table, range: ScanRange) throws -> Int {
+        var keys: [[UInt8]] = []
+        try scan(table, range: range) { key, _ in
+            keys.append(Array(key))
+            return true
+        }
+        for key in keys { try delete(key, in: table) }
+        return keys.count
+    }
+
+    /// Removes every entry of `table`; the table itself stays.
+    public func clear(_ table: Table) throws {
+        try check(mdb_drop(txn, table.dbi, 0), "clear \(table)")
+    }
+}

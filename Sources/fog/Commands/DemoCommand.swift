@@ -1,0 +1,88 @@
+import ArgumentParser
+import FogKit
+import Foundation
+
+/// `fog demo`: a scripted session in the spirit of a notes app.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run a short notes-app session against a store in a local folder.",
+        discussion: """
+            Creates (or reopens) the store, then: creates a zone and notes, fetches them, \
+            updates one, shows a stale update being refused, deletes one, and shows that \
+            another user cannot see the notes. Ends with `fog info`'s description.
+            """)
+
+    @Option(name: .long, help: "The folder that holds the store.")
+    var store: String = "fog-demo-store"
+
+    func run() async throws {
+        let directory = URL(fileURLWithPath: store, isDirectory: true)
+        let identifier = "iCloud.com.example.notes"
+        let container = try Container(identifier: identifier, directory: directory, user: "alice")
+        defer { container.close() }
+        let userID = try await container.userRecordID()
+        print("Opened container \(identifier) in \(directory.path) as alice (user record \(userID.recordName))")
+        let database = container.privateCloudDatabase
+
+        let zone = try await database.save(RecordZone(zoneName: "Notes"))
+        print("Zone \(zone.zoneID.zoneName) ready, capabilities \(zone.capabilities)")
+
+        let titles = ["Groceries", "Ideas for the weekend", "Books to read"]
+        let notes = titles.enumerated().map { index, title in
+            let note = Record(recordType: "Note", recordID: Record.ID(zoneID: zone.zoneID))
+            note["title"] = title
+            note["body"] = "Written by the FogKit demo."
+            note["tags"] = ["demo", index == 0 ? "errands" : "leisure"]
+            note["createdAt"] = Date()
+            note["pinned"] = index == 0
+            return note
+        }
+        let (saveResults, _) = try await database.modifyRecords(saving: notes, deleting: [])
+        for note in notes {
+            let saved = try saveResults[note.recordID]!.get()
+            print("Saved note \"\(saved["title"] as? String ?? "")\" (\(short(saved.recordID)), tag \(saved.recordChangeTag ?? "-"))")
+        }
+
+        let fetched = try await database.records(for: notes.map(\.recordID), desiredKeys: ["title"])
+        print("Fetched \(fetched.count) notes with desired keys [title]:")
+        for note in notes {
+            let record = try fetched[note.recordID]!.get()
+            print("  \(short(record.recordID)): \(record.allKeys()) = \(record["title"] as? String ?? "")")
+        }
+
+        let first = try await database.record(for: notes[0].recordID)
+        let staleCopy = first.copy()
+        first["title"] = "Groceries (milk, eggs)"
+        let updated = try await database.save(first)
+        print("Updated \(short(updated.recordID)): title \"\(updated["title"] as? String ?? "")\", tag \(first.recordChangeTag ?? "-") -> \(updated.recordChangeTag ?? "-")")
+
+        staleCopy["title"] = "Groceries (bread)"
+        do {
+            try await database.save(staleCopy)
+            print("Unexpected: the stale update was accepted")
+        } catch let error as FogError where error.code == .serverRecordChanged {
+            print("Stale update refused: \(error.code) (\(error.code.rawValue)); the stored title is \"\(error.serverRecord?["title"] as? String ?? "")\"")
+        }
+
+        try await database.deleteRecord(withID: notes[2].recordID)
+        do {
+            _ = try await database.record(for: notes[2].recordID)
+        } catch let error as FogError {
+            print("Deleted \(short(notes[2].recordID)); fetching it now gives \(error.code) (\(error.code.rawValue))")
+        }
+
+        let bob = try Container(identifier: identifier, directory: directory, user: "bob")
+        defer { bob.close() }
+        do {
+            _ = try await bob.privateCloudDatabase.record(for: notes[0].recordID)
+        } catch let error as FogError {
+            print("Bob looks for alice's note in his private database: \(error.code)")
+        }
+
+        print("")
+        print(InfoCommand.render(try container.storeInfo()), terminator: "")
+    }
+
+    private func short(_ id: Record.ID) -> String { String(id.recordName.prefix(8)) }
+}

@@ -1,0 +1,13 @@
+import ArgumentParser
+
+/// The `fog` command: FogKit's command-line tool.
+@main
+struct Fog: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fog",
+        abstract: "FogKit: CloudKit's record model as an embedded database.",
+        discussion: "Stores live in a local folder (--store). Start with `fog demo`.",
+        version: "0.1.0",
+        subcommands: [DemoCommand.self, InfoCommand.self]
+    )
+}
