@@ -27,6 +27,10 @@ extension Environment {
         public var durability: Durability
         /// The most write requests the writer commits together in one transaction.
         public var maximumGroupSize: Int
+        /// Whether opening creates the tables that are missing. When `false`, a
+        /// missing table fails the open with ``LMDBError/notFound`` and the file is
+        /// left as it was.
+        public var createsMissingTables: Bool
 
         /// Creates a configuration.
         public init(
@@ -35,7 +39,8 @@ extension Environment {
             maximumGrowthStep: Int = 1 << 30,
             maximumReaders: Int = 1024,
             durability: Durability = .durable,
-            maximumGroupSize: Int = 128
+            maximumGroupSize: Int = 128,
+            createsMissingTables: Bool = true
         ) {
             self.tables = tables
             self.initialMapSize = initialMapSize
@@ -43,6 +48,7 @@ extension Environment {
             self.maximumReaders = maximumReaders
             self.durability = durability
             self.maximumGroupSize = maximumGroupSize
+            self.createsMissingTables = createsMissingTables
         }
     }
 }

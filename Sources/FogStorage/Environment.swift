@@ -103,7 +103,7 @@ public final class Environment: @unchecked Sendable {
         var tables: [String: Table] = [:]
         for name in Set(configuration.tables) {
             var dbi: MDB_dbi = 0
-            let rc = mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi)
+            let rc = mdb_dbi_open(txn, name, configuration.createsMissingTables ? UInt32(MDB_CREATE) : 0, &dbi)
             if rc != 0 {
                 mdb_txn_abort(txn)
                 throw LMDBError(rawValue: rc)
@@ -316,7 +316,7 @@ public final class Environment: @unchecked Sendable {
             return Statistics(
                 mapSize: info.me_mapsize, fileSize: size, lastTransactionID: info.me_last_txnid,
                 pageSize: Int(stat.ms_psize), pagesUsed: info.me_last_pgno + 1,
-                commits: writer.commitCount, writeRequests: writer.requestCount)
+                commits: writer.commitCount.load(ordering: .relaxed), writeRequests: writer.requestCount.load(ordering: .relaxed))
         }
     }
 

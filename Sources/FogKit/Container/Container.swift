@@ -1,5 +1,6 @@
 import FogStorage
 import Foundation
+import Synchronization
 
 /// A container: one store on disk, with a public, a private and a shared
 /// database (CloudKit's `CKContainer`).
@@ -16,7 +17,8 @@ import Foundation
 /// ```
 ///
 /// Several containers may open the same directory in one process, for the same
-/// or different users; they share one storage engine.
+/// or different users; they share one LMDB environment (the first opener's
+/// durability applies until every container on the directory has closed).
 public final class Container: Sendable {
     /// The container's identifier, such as `"iCloud.com.example.notes"`.
     public let containerIdentifier: String?
@@ -28,6 +30,7 @@ public final class Container: Sendable {
     public let configuration: Configuration
 
     let engine: Engine
+    private let closed = Mutex(false)
     /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
     let userRecordName: String?
 
@@ -55,7 +58,9 @@ public final class Container: Sendable {
         configuration: Configuration = Configuration()
     ) throws {
         guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
-        if let user, user.isEmpty { throw FogError(.invalidArguments, message: "the user identity is empty; pass nil for nobody") }
+        if let user, user.isEmpty || user.utf8.count > 255 {
+            throw FogError(.invalidArguments, message: "the user identity must be 1 to 255 bytes long; pass nil for nobody")
+        }
         self.containerIdentifier = identifier
         self.directory = directory
         self.userIdentity = user
@@ -96,9 +101,18 @@ public final class Container: Sendable {
         return Record.ID(recordName: userRecordName)
     }
 
-    /// Closes the store once every container that opened this directory has closed it.
-    /// Calls after closing fail with ``FogError/Code/internalError``.
+    /// Closes the container. The store closes once every container that opened
+    /// its directory has closed; until then the others keep working. Calls on a
+    /// closed store fail with ``FogError/Code/internalError``. Closing twice does
+    /// nothing more.
+    ///
+    /// A container is not closed when it is released, because its databases may
+    /// outlive it (`let db = try Container(...).privateCloudDatabase`).
     public func close() {
-        engine.close()
+        let first = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        if first { engine.close() }
     }
 }

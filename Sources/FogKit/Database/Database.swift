@@ -13,9 +13,13 @@ public final class Database: Sendable, CustomStringConvertible {
     let engine: Engine
     let context: DatabaseContext
     let limits: OperationLimits
+    /// The queue that runs operations added with ``add(_:)``.
+    let operationQueue: OperationQueue
 
     init(scope: Scope, engine: Engine, user: String?, limits: OperationLimits) {
         self.databaseScope = scope
+        self.operationQueue = OperationQueue()
+        operationQueue.name = "FogKit.Database.\(scope)"
         self.engine = engine
         self.context = DatabaseContext(scope: scope, user: user)
         self.limits = limits

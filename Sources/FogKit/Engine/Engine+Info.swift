@@ -6,7 +6,13 @@ extension Engine {
     /// directory holds no store.
     static func storedIdentifier(at directory: URL) throws -> String? {
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else { return nil }
-        let environment = try Environment.open(directory: directory, configuration: .init(tables: Layout.allTables))
+        let environment: Environment
+        do {
+            environment = try Environment.open(
+                directory: directory, configuration: .init(tables: Layout.allTables, createsMissingTables: false))
+        } catch LMDBError.notFound {
+            throw FogError(.incompatibleVersion, message: "\(directory.path) holds an LMDB file that is not a FogKit store")
+        }
         defer { environment.close() }
         let meta = environment.table(named: Layout.meta)
         return try environment.read { txn in
@@ -26,7 +32,10 @@ extension Engine {
             }
             try txn.scan(zones) { key, value in
                 var reader = KeyReader(Array(key))
-                let scope = Database.Scope(rawValue: Int(try reader.readInt64())) ?? .private
+                let rawScope = Int(try reader.readInt64())
+                guard let scope = Database.Scope(rawValue: rawScope) else {
+                    throw FormatError(message: "zone entry with database scope \(rawScope)")
+                }
                 let owner = try reader.readString()
                 let name = try reader.readString()
                 let info = try ZoneInfo.decode(value)

@@ -34,6 +34,43 @@ extension Engine {
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
         atomic: Bool, limits: OperationLimits, context: DatabaseContext
     ) async throws -> ModifyOutcome {
+        let request = try prepareModify(
+            saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
+            context: context)
+        return try await write { [self] txn, names in try run(request, txn: txn, names: &names) }
+    }
+
+    /// The blocking form of ``modify(saving:deleting:policy:atomic:limits:context:)``,
+    /// for operations running on an `OperationQueue` thread.
+    func modifyAndWait(
+        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
+        atomic: Bool, limits: OperationLimits, context: DatabaseContext
+    ) throws -> ModifyOutcome {
+        let request = try prepareModify(
+            saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
+            context: context)
+        return try writeAndWait { [self] txn, names in try run(request, txn: txn, names: &names) }
+    }
+
+    /// A modify request after the checks that need no stored state.
+    struct ModifyRequest: Sendable {
+        let clients: [ClientRecord]
+        let saveErrors: [Int: FogError]
+        let deletes: [Record.ID]
+        let deleteErrors: [Int: FogError]
+        let context: DatabaseContext
+        let user: String
+        let policy: RecordSavePolicy
+        let atomic: Bool
+        let now: Date
+    }
+
+    /// Checks what needs no stored state — the user, limits, names, keys, values,
+    /// sizes, duplicates — and copies new assets into the store.
+    func prepareModify(
+        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
+        atomic: Bool, limits: OperationLimits, context: DatabaseContext
+    ) throws(FogError) -> ModifyRequest {
         try checkWriter(context)
         guard let user = context.user else { throw FogError(.notAuthenticated) }
         let itemCount = recordsToSave.count + recordIDsToDelete.count
@@ -41,7 +78,6 @@ extension Engine {
             throw FogError(.limitExceeded, message: "\(itemCount) items in one request; the limit is \(limits.maximumItems)")
         }
         var clients = recordsToSave.map(ClientRecord.init)
-        // Validation that needs no stored state: names, keys, values, sizes, duplicates.
         var preErrors: [Int: FogError] = [:]
         var seen: Set<Record.ID> = []
         var totalBytes = 0
@@ -72,21 +108,21 @@ extension Engine {
         for i in clients.indices where preErrors[i] == nil {
             do { try storeAssets(&clients[i]) } catch { preErrors[i] = error }
         }
-        let plannedClients = clients
-        let preSaveErrors = preErrors
-        let preDeleteErrors = deleteErrors
-        let deletes = recordIDsToDelete
-        let now = Date()
-        return try await write { [self] txn, names in
-            var run = ModifyRun(
-                engine: self, txn: txn, names: names, context: context, user: user, policy: policy, now: now,
-                sequence: try nextCounter(Layout.metaSequence, in: txn))
-            let outcome = try run.execute(
-                clients: plannedClients, saveErrors: preSaveErrors, deletes: deletes, deleteErrors: preDeleteErrors,
-                atomic: atomic)
-            names = run.names
-            return outcome
-        }
+        return ModifyRequest(
+            clients: clients, saveErrors: preErrors, deletes: recordIDsToDelete, deleteErrors: deleteErrors,
+            context: context, user: user, policy: policy, atomic: atomic, now: Date())
+    }
+
+    /// Applies a prepared request inside a write transaction.
+    func run(_ request: ModifyRequest, txn: WriteTransaction, names: inout NameWriter) throws -> ModifyOutcome {
+        var run = ModifyRun(
+            engine: self, txn: txn, names: names, context: request.context, user: request.user, policy: request.policy,
+            now: request.now, sequence: try nextCounter(Layout.metaSequence, in: txn))
+        let outcome = try run.execute(
+            clients: request.clients, saveErrors: request.saveErrors, deletes: request.deletes,
+            deleteErrors: request.deleteErrors, atomic: request.atomic)
+        names = run.names
+        return outcome
     }
 
     private func validate(_ client: ClientRecord) throws(FogError) {
@@ -207,20 +243,31 @@ struct ModifyRun {
         }
 
         for zoneID in order {
-            let group = groups[zoneID]!
+            let requested = groups[zoneID]!
             let zone: ZoneInfo
             do {
                 zone = try engine.zoneForWriting(zoneID, in: context, sequence: sequence, txn: txn)
             } catch {
                 let e = FogError.wrapping(error)
-                for item in group { record(item, item.preError ?? e) }
+                for item in requested { record(item, item.preError ?? e) }
                 continue
             }
-            let savedNames = Set(group.compactMap { item -> String? in
-                if case .save(let c) = item.kind, item.preError == nil { return c.recordID.recordName }
-                return nil
-            })
             let allOrNothing = atomic && zone.capabilities.contains(.atomic)
+            // In an all-or-nothing zone a parent may be any record saved (and not
+            // deleted) in the same request. Otherwise each save stands alone, so
+            // parents are saved first and must exist when their children are planned.
+            var savedNames: Set<String> = []
+            if allOrNothing {
+                let deletedNames = Set(requested.compactMap { item -> String? in
+                    if case .delete(let id) = item.kind { return id.recordName }
+                    return nil
+                })
+                savedNames = Set(requested.compactMap { item -> String? in
+                    if case .save(let c) = item.kind, item.preError == nil { return c.recordID.recordName }
+                    return nil
+                }).subtracting(deletedNames)
+            }
+            let group = allOrNothing ? requested : parentsFirst(requested)
             if atomic && group.contains(where: { $0.preError != nil }) {
                 // A malformed item fails its whole zone when the request is atomic.
                 for item in group { record(item, item.preError ?? batchFailed(item)) }
@@ -263,6 +310,29 @@ struct ModifyRun {
             deleteResults: zip(deletes, deleteResults).map { ($0, $1!) })
     }
 
+    /// The saves of `group` reordered so that a record whose parent is saved in the
+    /// same group comes after its parent (cycles keep their order); deletes last.
+    private func parentsFirst(_ group: [Item]) -> [Item] {
+        var pending = group.filter { if case .save = $0.kind { true } else { false } }
+        let deletes = group.filter { if case .delete = $0.kind { true } else { false } }
+        var ordered: [Item] = []
+        while !pending.isEmpty {
+            let waiting = Set(pending.map(\.id.recordName))
+            let ready = pending.filter { item in
+                guard case .save(let c) = item.kind, let parent = c.parent?.recordID.recordName else { return true }
+                return !waiting.contains(parent) || parent == c.recordID.recordName
+            }
+            if ready.isEmpty {
+                ordered += pending
+                break
+            }
+            let readyIndices = Set(ready.map(\.index))
+            ordered += ready
+            pending.removeAll { readyIndices.contains($0.index) }
+        }
+        return ordered + deletes
+    }
+
     private func batchFailed(_ item: Item) -> FogError {
         FogError(.batchRequestFailed, message: "record \(item.id.recordName) was not changed because another change in its atomic zone failed")
     }
@@ -280,6 +350,9 @@ struct ModifyRun {
         case .delete(let id):
             guard let existing = try fogTry({ try load(zone: zone.id, name: id.recordName) }) else {
                 throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+            }
+            guard existing.record.recordType != Record.SystemType.userRecord else {
+                throw FogError(.permissionFailure, message: "user record \(id.recordName) cannot be deleted")
             }
             return .delete(row: existing.row, record: existing.record)
         case .save(let client):
@@ -406,7 +479,7 @@ struct ModifyRun {
                 values: p.values, parent: p.parent, share: p.existing?.record.share,
                 creationDate: p.existing?.record.creationDate ?? now, modificationDate: now,
                 creator: p.existing?.record.creator ?? user, modifier: user, changeSequence: sequence)
-            let (bytes, _) = try RecordCodec.encode(stored, names: &names)
+            let bytes = try RecordCodec.encode(stored, names: &names)
             try txn.put(bytes, forKey: bigEndianKey(row), in: engine.records)
             if p.existing == nil {
                 try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: engine.recordNames)

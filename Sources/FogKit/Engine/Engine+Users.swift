@@ -29,7 +29,7 @@ extension Engine {
                     recordType: Record.SystemType.userRecord, recordName: candidate, zone: zone.id, values: [:],
                     parent: nil, share: nil, creationDate: now, modificationDate: now, creator: candidate,
                     modifier: candidate, changeSequence: sequence)
-                try txn.put(RecordCodec.encode(record, names: &names).bytes, forKey: bigEndianKey(row), in: records)
+                try txn.put(RecordCodec.encode(record, names: &names), forKey: bigEndianKey(row), in: records)
                 try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: candidate), in: recordNames)
             }
             return candidate

@@ -99,50 +99,60 @@ extension Engine {
 
     // MARK: - Zone operations
 
+    typealias ZoneOutcome = (saves: [(RecordZone.ID, Result<RecordZone, FogError>)], deletes: [(RecordZone.ID, Result<Void, FogError>)])
+
     /// Saves zones and deletes zones, each item on its own.
-    func modifyZones(
-        saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext
-    ) async throws -> (saves: [(RecordZone.ID, Result<RecordZone, FogError>)], deletes: [(RecordZone.ID, Result<Void, FogError>)]) {
-        try checkWriter(context)
-        if context.scope != .private {
-            if !zonesToSave.isEmpty || !zoneIDsToDelete.isEmpty {
-                let what = context.scope == .public ? "the public database has only its default zone" : "zones cannot be created or deleted in the shared database"
-                throw FogError(.badDatabase, message: what)
-            }
-        }
+    func modifyZones(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) async throws -> ZoneOutcome {
+        try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
-        let deleteIDs = zoneIDsToDelete
-        return try await write { [self] txn, _ in
-            let sequence = try nextCounter(Layout.metaSequence, in: txn)
-            var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
-            for zoneID in saveIDs {
-                saves.append((zoneID, Result { () throws(FogError) -> RecordZone in
-                    try Validation.zoneName(zoneID.zoneName, allowDefault: true)
-                    let address = try address(of: zoneID, in: context)
-                    let capabilities: RecordZone.Capabilities = address.isDefault ? [] : .customZone
-                    let info = try fogTry { try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn) }
-                    return makeZone(zoneID, info: info)
-                }))
-            }
-            var deletes: [(RecordZone.ID, Result<Void, FogError>)] = []
-            for zoneID in deleteIDs {
-                deletes.append((zoneID, Result { () throws(FogError) -> Void in
-                    let address = try address(of: zoneID, in: context)
-                    guard !address.isDefault else {
-                        throw FogError(.invalidArguments, message: "the default zone cannot be deleted")
-                    }
-                    try fogTry {
-                        guard let info = try zoneInfo(at: address, in: txn) else {
-                            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
-                        }
-                        try deleteZoneContents(info, in: txn)
-                        try txn.delete(address.key, in: zones)
-                        try txn.delete(bigEndianKey(info.id), in: zoneIDs)
-                    }
-                }))
-            }
-            return (saves, deletes)
+        return try await write { [self] txn, _ in try runZones(saving: saveIDs, deleting: zoneIDsToDelete, context: context, txn: txn) }
+    }
+
+    /// The blocking form of ``modifyZones(saving:deleting:context:)``, for operations.
+    func modifyZonesAndWait(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) throws -> ZoneOutcome {
+        try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
+        let saveIDs = zonesToSave.map(\.zoneID)
+        return try writeAndWait { [self] txn, _ in try runZones(saving: saveIDs, deleting: zoneIDsToDelete, context: context, txn: txn) }
+    }
+
+    private func checkZoneRequest(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) throws(FogError) {
+        try checkWriter(context)
+        if context.scope != .private, !zonesToSave.isEmpty || !zoneIDsToDelete.isEmpty {
+            let what = context.scope == .public ? "the public database has only its default zone" : "zones cannot be created or deleted in the shared database"
+            throw FogError(.badDatabase, message: what)
         }
+    }
+
+    private func runZones(saving saveIDs: [RecordZone.ID], deleting deleteIDs: [RecordZone.ID], context: DatabaseContext, txn: WriteTransaction) throws -> ZoneOutcome {
+        let sequence = try nextCounter(Layout.metaSequence, in: txn)
+        var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
+        for zoneID in saveIDs {
+            saves.append((zoneID, Result { () throws(FogError) -> RecordZone in
+                try Validation.zoneName(zoneID.zoneName, allowDefault: true)
+                let address = try address(of: zoneID, in: context)
+                let capabilities: RecordZone.Capabilities = address.isDefault ? [] : .customZone
+                let info = try fogTry { try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn) }
+                return makeZone(zoneID, info: info)
+            }))
+        }
+        var deletes: [(RecordZone.ID, Result<Void, FogError>)] = []
+        for zoneID in deleteIDs {
+            deletes.append((zoneID, Result { () throws(FogError) -> Void in
+                let address = try address(of: zoneID, in: context)
+                guard !address.isDefault else {
+                    throw FogError(.invalidArguments, message: "the default zone cannot be deleted")
+                }
+                try fogTry {
+                    guard let info = try zoneInfo(at: address, in: txn) else {
+                        throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                    }
+                    try deleteZoneContents(info, in: txn)
+                    try txn.delete(address.key, in: zones)
+                    try txn.delete(bigEndianKey(info.id), in: zoneIDs)
+                }
+            }))
+        }
+        return (saves, deletes)
     }
 
     /// Removes every record of a zone.

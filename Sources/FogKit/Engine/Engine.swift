@@ -23,14 +23,17 @@ final class Engine: Sendable {
     init(directory: URL, identifier: String, durability: Container.Durability) throws {
         self.directory = directory
         self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
+        // An existing file must already be a FogKit store: opening it creates nothing.
+        let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
         let environment: Environment
         do {
             environment = try Environment.open(
                 directory: directory,
-                configuration: .init(tables: Layout.allTables, durability: durability.storage))
-        } catch let error as LMDBError {
-            throw FogError(
-                .internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
+                configuration: .init(tables: Layout.allTables, durability: durability.storage, createsMissingTables: !existed))
+        } catch LMDBError.notFound {
+            throw FogError(.incompatibleVersion, message: "\(directory.path) holds an LMDB file that is not a FogKit store")
+        } catch {
+            throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
         }
         self.environment = environment
         meta = environment.table(named: Layout.meta)
@@ -43,15 +46,15 @@ final class Engine: Sendable {
         refs = environment.table(named: Layout.refs)
         do {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
-            incarnation = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier)
+            incarnation = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier, existed: existed)
         } catch {
             environment.close()
-            throw error
+            throw FogError.wrapping(error)
         }
     }
 
     /// Writes the format version and incarnation of a new store, or checks them.
-    private static func initializeMeta(environment: Environment, meta: Table, identifier: String) throws -> [UInt8] {
+    private static func initializeMeta(environment: Environment, meta: Table, identifier: String, existed: Bool) throws -> [UInt8] {
         let existing = try environment.read { txn -> ([UInt8]?, [UInt8]?, [UInt8]?) in
             (
                 try txn.value(forKey: Layout.metaFormat, in: meta),
@@ -73,6 +76,9 @@ final class Engine: Sendable {
             }
             guard let incarnation = existing.1 else { throw FormatError(message: "store without incarnation") }
             return incarnation
+        }
+        if existed {
+            throw FogError(.incompatibleVersion, message: "the store has no FogKit format version; it is not a FogKit store")
         }
         var incarnation = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()

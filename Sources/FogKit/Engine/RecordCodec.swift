@@ -13,9 +13,9 @@ enum RecordCodec {
     private static let hasParent: UInt8 = 1
     private static let hasShare: UInt8 = 2
 
-    /// Encodes `record`, interning its names through `names`.
-    /// - Returns: the bytes and the size that counts toward the 1 MB limit (everything but assets).
-    static func encode(_ record: StoredRecord, names: inout NameWriter) throws -> (bytes: [UInt8], countedSize: Int) {
+    /// Encodes `record`, interning its names through `names`. (The size limit is
+    /// checked before, with ``countedSize(of:)``.)
+    static func encode(_ record: StoredRecord, names: inout NameWriter) throws -> [UInt8] {
         var w = ByteWriter(capacity: 128 + record.recordName.utf8.count)
         w.u8(version)
         w.varint(try names.intern(record.recordType))
@@ -33,19 +33,17 @@ enum RecordCodec {
         let keys = record.values.keys.sorted()
         w.varint(keys.count)
         var payloads = ByteWriter(capacity: 256)
-        var assetBytes = 0
         for key in keys {
             let value = record.values[key]!
             let start = payloads.bytes.count
             encodePayload(value, into: &payloads)
             let length = payloads.bytes.count - start
-            if value.fieldType == .asset || value.fieldType == .assetList { assetBytes += length }
             w.varint(try names.intern(key))
             w.u8(value.fieldType.rawValue)
             w.varint(length)
         }
         w.bytes.append(contentsOf: payloads.bytes)
-        return (w.bytes, w.bytes.count - assetBytes)
+        return w.bytes
     }
 
     /// The size `values` count toward the record size limit: field names and

@@ -202,3 +202,18 @@ extension FogError {
         }
     }
 }
+
+extension FogError: CustomNSError {
+    /// The error's code as an integer, the same as `CKError.Code`'s raw value.
+    public var errorCode: Int { code.rawValue }
+
+    /// The description, the partial errors under `"CKPartialErrors"`, and the retry
+    /// delay under `"CKRetryAfter"`, as in CloudKit's user info.
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: description]
+        if let partialErrorsByItemID { info["CKPartialErrors"] = partialErrorsByItemID }
+        if let retryAfterSeconds { info["CKRetryAfter"] = retryAfterSeconds }
+        if let underlyingError { info[NSUnderlyingErrorKey] = underlyingError }
+        return info
+    }
+}

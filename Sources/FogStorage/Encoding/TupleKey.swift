@@ -2,30 +2,12 @@ import Foundation
 
 // MARK: - Layout
 //
-// Order-preserving tuple keys, in the style of the FoundationDB tuple layer.
-// A key is the concatenation of its encoded elements; comparing two keys with
-// `memcmp` (shorter first on a tie) gives the same order as comparing the
-// tuples element by element, and the encoding of a tuple is a byte prefix of
-// the encoding of every longer tuple that starts with it.
-//
-//   element          layout
-//   ---------------  ---------------------------------------------------------
-//   null             0x00                 (0x00 0xFF inside a nested tuple)
-//   bytes            0x01  payload  0x00  (each 0x00 in payload → 0x00 0xFF)
-//   string           0x02  UTF-8    0x00  (same escaping as bytes)
-//   nested tuple     0x05  elements 0x00
-//   Int64            0x0C...0x1C: 0x14 is zero; 0x14+n then n big-endian bytes
-//                    for a positive value; 0x14-n then the one's complement of
-//                    the magnitude in n big-endian bytes for a negative value
-//   Double           0x21  8 bytes big-endian of the transformed bit pattern
-//   Date             0x22  8 bytes, the Double layout of
-//                    `timeIntervalSinceReferenceDate`
-//   false / true     0x26 / 0x27
-//
-// Elements of different types order by their tag:
-// null < bytes < string < nested tuple < Int64 < Double < Date < false < true.
-// The data model never mixes types in one position, so this only matters for
-// nulls (which sort first).
+// Order-preserving tuple keys in the style of the FoundationDB tuple layer:
+// `memcmp` order of keys == tuple order, and a tuple's key is a byte prefix of
+// the key of any longer tuple that starts with it. The layout table is in the
+// documentation of `KeyWriter`; `KeyReader` decodes it (strictly: only bytes
+// that `KeyWriter` could have produced are accepted), `Tuple` and
+// `TupleElement` are the generic, allocating form of the same encoding.
 
 /// Type tags of the tuple key encoding.
 enum KeyTag {
@@ -62,6 +44,14 @@ private func double(fromOrderedBits ordered: UInt64) -> Double {
     Double(bitPattern: ordered & signBit != 0 ? ordered ^ signBit : ~ordered)
 }
 
+/// The index of the first `0x00` in `buffer` at or after `start`, if any.
+@inline(__always)
+private func firstZero(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    guard start < buffer.count, let base = buffer.baseAddress else { return nil }
+    guard let found = memchr(base + start, 0, buffer.count - start) else { return nil }
+    return base.distance(to: UnsafeRawPointer(found))
+}
+
 // MARK: - Errors
 
 /// An error thrown when bytes are not a valid tuple key.
@@ -69,6 +59,11 @@ private func double(fromOrderedBits ordered: UInt64) -> Double {
 /// ``offset`` is the byte offset of the element (its type tag) where decoding
 /// failed; for a missing nested-tuple terminator it is where the terminator
 /// was expected.
+///
+/// There is no "bad escape" case: in a string or byte payload `0x00 0xFF` is
+/// always an escaped zero and `0x00` followed by anything else (or nothing)
+/// ends the payload, because no type tag is `0xFF`. Corrupt escapes therefore
+/// show up as ``Reason-swift.enum/truncated`` or as an error in a later element.
 public struct KeyDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What was wrong with the bytes.
     public enum Reason: Hashable, Sendable {
@@ -130,19 +125,35 @@ private func hex(_ byte: UInt8) -> String {
 
 /// Builds an order-preserving tuple key by appending elements.
 ///
-/// Each `append` writes one element in the layout described in this file's
-/// header (tag byte, payload, terminator where needed), so that
-/// `memcmp` order of finished keys equals tuple order:
+/// A key is the concatenation of its elements' encodings, in the style of the
+/// FoundationDB tuple layer. Comparing keys with `memcmp` (shorter first on a
+/// tie) gives tuple order, and the key of a tuple is a byte prefix of the key
+/// of every longer tuple that starts with it:
 ///
 /// ```swift
 /// var key = KeyWriter()
 /// key.append("Users")
 /// key.append(Int64(42))
-/// table.put(key.bytes, value)
+/// // key.bytes == [0x02, 0x55, 0x73, 0x65, 0x72, 0x73, 0x00, 0x15, 0x2A]
 /// ```
+///
+/// Layout of each element (tag byte first):
+///
+/// | Element      | Bytes                                                          |
+/// |--------------|----------------------------------------------------------------|
+/// | null         | `00` (`00 FF` inside a nested tuple)                           |
+/// | bytes        | `01`, payload with each `00` written `00 FF`, `00`             |
+/// | string       | `02`, UTF-8 with each `00` written `00 FF`, `00`               |
+/// | nested tuple | `05`, elements, `00`                                           |
+/// | Int64        | `0C`...`1C`: `14` is zero; `14+n` and `n` big-endian bytes if positive; `14-n` and the one's complement of the magnitude in `n` bytes if negative |
+/// | Double       | `21`, 8 big-endian bytes of the bit pattern, all bits flipped if negative, else only the sign bit |
+/// | Date         | `22`, the Double layout of `timeIntervalSinceReferenceDate`    |
+/// | Bool         | `26` false, `27` true                                          |
 ///
 /// Elements of different types order by tag:
 /// null < bytes < string < nested tuple < Int64 < Double < Date < false < true.
+/// (The data model never mixes types in one position, so in practice this only
+/// places nulls first.)
 public struct KeyWriter: Sendable {
     /// The encoded key so far.
     public private(set) var bytes: [UInt8]
@@ -207,18 +218,13 @@ public struct KeyWriter: Sendable {
     /// Appends `payload`, escaping each `0x00` as `0x00 0xFF`.
     private mutating func appendEscaped(_ payload: UnsafeRawBufferPointer) {
         var start = 0
-        var index = 0
-        let count = payload.count
-        while index < count {
-            if payload[index] == 0 {
-                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[start...index]))
-                bytes.append(KeyTag.escape)
-                start = index + 1
-            }
-            index += 1
+        while let zero = firstZero(in: payload, from: start) {
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[start...zero]))
+            bytes.append(KeyTag.escape)
+            start = zero + 1
         }
-        if start < count {
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[start..<count]))
+        if start < payload.count {
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[start...]))
         }
     }
 
@@ -280,10 +286,11 @@ public struct KeyWriter: Sendable {
     /// programming error (the key could not be read back) and traps.
     public mutating func appendNested(_ body: (inout KeyWriter) -> Void) {
         precondition(nestingDepth < KeyReader.maxNestingDepth, "KeyWriter: nested tuples deeper than \(KeyReader.maxNestingDepth)")
+        let depth = nestingDepth
         bytes.append(KeyTag.nested)
-        nestingDepth += 1
+        nestingDepth = depth + 1
         body(&self)
-        nestingDepth -= 1
+        nestingDepth = depth
         bytes.append(0x00)
     }
 
@@ -324,7 +331,7 @@ public struct KeyWriter: Sendable {
 /// result. Every read checks the bytes and throws ``KeyDecodingError`` (with
 /// the byte offset) on truncated input, an unknown or unexpected tag, invalid
 /// UTF-8, or an integer that ``KeyWriter`` could not have written; it never
-/// traps on bad input.
+/// traps on bad input. A failed read leaves ``offset`` where it was.
 ///
 /// ```swift
 /// var reader = KeyReader(key)
@@ -382,15 +389,24 @@ public struct KeyReader {
     /// Runs `body` with a cursor at the current offset and advances past what it read.
     @inline(__always)
     private mutating func read<T>(_ body: (inout KeyCursor) throws(KeyDecodingError) -> T) throws(KeyDecodingError) -> T {
-        let start = offset
-        let (result, end) = withBuffer { buffer -> (Result<T, KeyDecodingError>, Int) in
-            var cursor = KeyCursor(buffer, offset: start)
-            let result = Result { () throws(KeyDecodingError) -> T in try body(&cursor) }
-            return (result, cursor.offset)
+        switch storage {
+        case .buffer(let buffer):
+            var cursor = KeyCursor(buffer, offset: offset)
+            let value = try body(&cursor)
+            offset = cursor.offset
+            return value
+        case .array(let array):
+            // `Array.withUnsafeBytes` rethrows untyped errors: carry the typed one out.
+            let start = offset
+            let (result, end) = array.withUnsafeBytes { buffer -> (Result<T, KeyDecodingError>, Int) in
+                var cursor = KeyCursor(buffer, offset: start)
+                let result = Result { () throws(KeyDecodingError) -> T in try body(&cursor) }
+                return (result, cursor.offset)
+            }
+            let value = try result.get()
+            offset = end
+            return value
         }
-        let value = try result.get()
-        offset = end
-        return value
     }
 
     @inline(__always)
@@ -488,12 +504,13 @@ public struct KeyReader {
         }
     }
 
-    /// Reads a nested tuple element (`0x05` ... `0x00`) with `body`, which gets a
-    /// reader positioned at the nested tuple's first element whose ``isAtEnd``
-    /// is true at the nested terminator.
+    /// Reads a nested tuple element (`0x05`, elements, `0x00`) with `body`.
     ///
-    /// Elements that `body` leaves unread are skipped (structurally checked, as
-    /// in ``skipElement()``). Nothing is allocated.
+    /// `body` gets a reader over the nested tuple's elements: it starts at the
+    /// first one, and its ``isAtEnd`` becomes true at the nested tuple's
+    /// terminator. Elements that `body` leaves unread are skipped (structurally
+    /// checked, as in ``skipElement()``). Nothing is allocated. If `body` or the
+    /// skipping throws, ``offset`` stays at the nested tuple's tag.
     public mutating func readNested<T>(_ body: (inout KeyReader) throws(KeyDecodingError) -> T) throws(KeyDecodingError) -> T {
         let depth = self.depth
         let start = offset
@@ -579,17 +596,14 @@ struct KeyCursor {
         let start = offset + 1
         var index = start
         var escaped = false
-        while index < count {
-            if buffer[index] == 0 {
-                if index + 1 < count, buffer[index + 1] == KeyTag.escape {
-                    escaped = true
-                    index += 2
-                    continue
-                }
-                offset = index + 1
-                return (start, index, escaped)
+        while let zero = firstZero(in: buffer, from: index) {
+            if zero + 1 < count, buffer[zero + 1] == KeyTag.escape {
+                escaped = true
+                index = zero + 2
+                continue
             }
-            index += 1
+            offset = zero + 1
+            return (start, zero, escaped)
         }
         throw KeyDecodingError(.truncated, at: tagOffset)
     }
@@ -598,16 +612,11 @@ struct KeyCursor {
     func unescaped(_ start: Int, _ end: Int) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(end - start)
-        var index = start
+        let payload = UnsafeRawBufferPointer(rebasing: buffer[..<end])
         var segment = start
-        while index < end {
-            if buffer[index] == 0 {
-                result.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[segment...index]))
-                index += 2
-                segment = index
-            } else {
-                index += 1
-            }
+        while let zero = firstZero(in: payload, from: segment) {
+            result.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[segment...zero]))
+            segment = zero + 2
         }
         if segment < end {
             result.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[segment..<end]))
@@ -628,15 +637,32 @@ struct KeyCursor {
         let (start, end, escaped) = try scanEscaped()
         let string: String?
         if escaped {
-            string = String(validating: unescaped(start, end), as: UTF8.self)
+            string = unescaped(start, end).withUnsafeBytes { validUTF8String($0) }
         } else {
-            string = String(validating: UnsafeRawBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
+            string = validUTF8String(UnsafeRawBufferPointer(rebasing: buffer[start..<end]))
         }
         guard let string else {
             offset = tagOffset
             throw KeyDecodingError(.invalidUTF8, at: tagOffset)
         }
         return string
+    }
+
+    /// The string whose UTF-8 is exactly `bytes`, or `nil` if `bytes` is not valid UTF-8.
+    ///
+    /// `String(decoding:as:)` has a fast specialized path for contiguous UTF-8 but
+    /// repairs invalid input; its output is always valid UTF-8, so it equals the
+    /// input exactly when the input was valid. (`String(validating:as:)` gives the
+    /// same answer but goes through an unspecialized generic path, several times slower.)
+    @inline(__always)
+    func validUTF8String(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let string = String(decoding: bytes, as: UTF8.self)
+        guard string.utf8.count == bytes.count else { return nil }
+        guard let base = bytes.baseAddress else { return string }
+        let same = string.utf8.withContiguousStorageIfAvailable { utf8 in
+            memcmp(utf8.baseAddress!, base, bytes.count) == 0
+        } ?? string.utf8.elementsEqual(bytes)
+        return same ? string : nil
     }
 
     /// Reads `count` big-endian bytes starting at `start` (bounds already checked).

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import CLMDB
 
 /// The one thread that runs an environment's write transactions.
@@ -18,8 +19,8 @@ final class WriterThread: @unchecked Sendable {
     private(set) var threadID: pthread_t?
 
     /// Commits performed, and requests committed, for statistics.
-    private(set) var commitCount = 0
-    private(set) var requestCount = 0
+    let commitCount = Atomic<Int>(0)
+    let requestCount = Atomic<Int>(0)
 
     func start() {
         let thread = Thread { [self] in
@@ -78,8 +79,8 @@ final class WriterThread: @unchecked Sendable {
             }
             condition.unlock()
             let results = commit(batch)
-            commitCount += 1
-            requestCount += batch.count
+            commitCount.add(1, ordering: .relaxed)
+            requestCount.add(batch.count, ordering: .relaxed)
             for (job, result) in zip(batch, results) { job.complete(result) }
         }
     }

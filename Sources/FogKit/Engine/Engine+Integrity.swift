@@ -1,0 +1,154 @@
+import FogStorage
+import Foundation
+
+/// What an integrity check of a store found.
+public struct IntegrityReport: Sendable, CustomStringConvertible {
+    /// Records checked.
+    public var recordCount = 0
+    /// Zones checked.
+    public var zoneCount = 0
+    /// Index entries (record names, references, schema entries) checked.
+    public var indexEntryCount = 0
+    /// Every inconsistency found, one sentence each; empty when the store is sound.
+    public var problems: [String] = []
+
+    /// Whether no problem was found.
+    public var isSound: Bool { problems.isEmpty }
+
+    /// A one-line summary followed by the problems.
+    public var description: String {
+        var text = "\(recordCount) records, \(zoneCount) zones, \(indexEntryCount) index entries: "
+        text += isSound ? "sound" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
+        for problem in problems.prefix(50) { text += "\n  - \(problem)" }
+        if problems.count > 50 { text += "\n  - … \(problems.count - 50) more" }
+        return text
+    }
+}
+
+extension Engine {
+    /// Checks that every index entry points at a record and every record has its
+    /// index entries: record names ↔ rows, zones ↔ zone ids, deleteSelf references,
+    /// interned names and field types. Reads one snapshot; changes nothing.
+    func checkIntegrity() throws -> IntegrityReport {
+        try read { txn, names in
+            var report = IntegrityReport()
+            func problem(_ text: String) { report.problems.append(text) }
+
+            // Zones and their reverse index.
+            var zoneIDsSeen: Set<Int64> = []
+            try txn.scan(zones) { key, value in
+                report.zoneCount += 1
+                let info = try ZoneInfo.decode(value)
+                if !zoneIDsSeen.insert(info.id).inserted { problem("zone id \(info.id) is used twice") }
+                let reverse = try txn.value(forKey: bigEndianKey(info.id), in: zoneIDs)
+                if reverse != Array(key) { problem("zone id \(info.id) has no matching zoneids entry") }
+                return true
+            }
+            try txn.scan(zoneIDs) { key, value in
+                report.indexEntryCount += 1
+                let id = try readBigEndianKey(key)
+                if !zoneIDsSeen.contains(id) { problem("zoneids entry \(id) points at no zone") }
+                if try txn.value(forKey: Array(value), in: zones) == nil { problem("zoneids entry \(id) names a missing zone") }
+                return true
+            }
+
+            // Record names → rows.
+            var rowsByName: [Int64: (zone: Int64, name: String)] = [:]
+            try txn.scan(recordNames) { key, value in
+                report.indexEntryCount += 1
+                var reader = KeyReader(Array(key))
+                let zone = try reader.readInt64()
+                let name = try reader.readString()
+                let row = try readBigEndianKey(value)
+                if !zoneIDsSeen.contains(zone) { problem("record \(name) is in zone id \(zone), which does not exist") }
+                if let other = rowsByName[row] { problem("row \(row) is named both \(other.name) and \(name)") }
+                rowsByName[row] = (zone, name)
+                return true
+            }
+
+            // Rows: decodable, named, consistent with their name entry and the schema.
+            var rowsSeen: Set<Int64> = []
+            try txn.scan(records) { key, value in
+                report.recordCount += 1
+                let row = try readBigEndianKey(key)
+                rowsSeen.insert(row)
+                let stored: StoredRecord
+                do { stored = try RecordCodec.decode(value, names: &names) } catch {
+                    problem("row \(row) cannot be decoded: \(error)")
+                    return true
+                }
+                guard let entry = rowsByName[row] else {
+                    problem("row \(row) (\(stored.recordName)) has no record name entry")
+                    return true
+                }
+                if entry.name != stored.recordName || entry.zone != stored.zone {
+                    problem("row \(row) holds \(stored.recordName) in zone \(stored.zone) but is named \(entry.name) in zone \(entry.zone)")
+                }
+                if let typeID = try names.id(stored.recordType) {
+                    for (key, value) in stored.values {
+                        guard let fieldID = try names.id(key) else {
+                            problem("field \(key) of \(stored.recordName) has no interned name")
+                            continue
+                        }
+                        let fixed = try names.fieldType(type: typeID, field: fieldID)
+                        if fixed != value.fieldType {
+                            problem("field \(key) of \(stored.recordName) holds \(value.fieldType.name), the schema says \(fixed?.name ?? "nothing")")
+                        }
+                    }
+                } else {
+                    problem("record type \(stored.recordType) of \(stored.recordName) has no interned name")
+                }
+                return true
+            }
+            for (row, entry) in rowsByName where !rowsSeen.contains(row) {
+                problem("record name \(entry.name) points at missing row \(row)")
+            }
+
+            // deleteSelf references: each entry's source row exists and references the target.
+            try txn.scan(refs) { key, _ in
+                report.indexEntryCount += 1
+                var reader = KeyReader(Array(key))
+                let zone = try reader.readInt64()
+                let target = try reader.readString()
+                let source = try reader.readInt64()
+                guard let entry = rowsByName[source], rowsSeen.contains(source) else {
+                    problem("reference entry to \(target) comes from missing row \(source)")
+                    return true
+                }
+                if entry.zone != zone { problem("reference entry to \(target) is in zone \(zone), its source in \(entry.zone)") }
+                return true
+            }
+
+            // Interned names: both directions agree.
+            try txn.scan(schema) { key, value in
+                report.indexEntryCount += 1
+                var reader = KeyReader(Array(key))
+                switch try reader.readString() {
+                case "n":
+                    let name = try reader.readString()
+                    let id = try readBigEndianKey(value)
+                    let back = try txn.value(forKey: Layout.idToNameKey(id), in: schema)
+                    if back != Array(name.utf8) { problem("name \(name) → id \(id) has no matching reverse entry") }
+                case "i":
+                    let id = try reader.readInt64()
+                    let name = String(decoding: value, as: UTF8.self)
+                    let back = try txn.value(forKey: Layout.nameToIDKey(name), in: schema)
+                    if back != bigEndianKey(id) { problem("id \(id) → name \(name) has no matching entry") }
+                default:
+                    break
+                }
+                return true
+            }
+            return report
+        }
+    }
+}
+
+extension Container {
+    /// Checks the whole store's internal consistency (every index entry points at a
+    /// record, every record has its index entries, names and types agree). Reads one
+    /// snapshot; changes nothing.
+    public func checkIntegrity() throws -> IntegrityReport {
+        try fogTry { try engine.checkIntegrity() }
+    }
+}
