@@ -43,6 +43,9 @@ public final class Cursor {
         var key = MDB_val()
         var value = MDB_val()
         var found: Bool
+        // LMDB refuses empty keys; an empty bound is below every key.
+        let range = range.normalized
+        if reverse, let upper = range.upper, upper.isEmpty { return }
         if !reverse {
             if let lower = range.lower {
                 found = try withMDBVal(lower) { k in
@@ -93,6 +96,9 @@ public final class Cursor {
     public func seek(atLeast key: [UInt8]) throws -> [UInt8]? {
         var k = MDB_val()
         var v = MDB_val()
+        if key.isEmpty {
+            return try move(MDB_FIRST, key: &k, value: &v) ? Array(k.buffer) : nil
+        }
         let found = try withMDBVal(key) { kv in
             k = kv
             return try move(MDB_SET_RANGE, key: &k, value: &v)

@@ -322,14 +322,19 @@ public final class Environment: @unchecked Sendable {
 
     /// Flushes the data to disk, whatever the durability setting.
     public func sync() throws {
-        try resizeLock.withShared { try lmdbCheck(mdb_env_sync(handle, 1), "sync") }
+        try resizeLock.withShared {
+            if isClosed { throw LMDBError.environmentClosed }
+            try lmdbCheck(mdb_env_sync(handle, 1), "sync")
+        }
     }
 
     /// Writes a consistent copy of the environment into the empty or missing
     /// directory `destination` while readers and writers go on.
     public func copy(to destination: URL, compact: Bool = true) throws {
+        if isClosed { throw LMDBError.environmentClosed }
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         try resizeLock.withShared {
+            if isClosed { throw LMDBError.environmentClosed }
             try lmdbCheck(mdb_env_copy2(handle, destination.path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copy")
         }
     }

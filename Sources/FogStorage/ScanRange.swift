@@ -39,6 +39,13 @@ public struct ScanRange: Sendable, Hashable {
         return bytes
     }
 
+    /// The same range with an empty lower bound dropped (every key is above it;
+    /// an exclusive empty bound excludes nothing since keys are never empty).
+    var normalized: ScanRange {
+        guard let lower, lower.isEmpty else { return self }
+        return ScanRange(lower: nil, upper: upper, upperInclusive: upperInclusive)
+    }
+
     /// Whether `key` is below the upper bound.
     @inline(__always)
     func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {

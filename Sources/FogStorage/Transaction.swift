@@ -23,6 +23,9 @@ public class ReadTransaction {
     @inline(__always)
     func check(_ code: Int32, _ what: @autoclosure () -> String) throws(LMDBError) {
         if code == MDB_MAP_FULL { sawMapFull = true }
+        // After a map-full error that the caller swallowed, LMDB refuses the
+        // transaction; report it as map full so the body stops and is replayed.
+        if code == MDB_BAD_TXN && sawMapFull { throw .mapFull }
         try lmdbCheck(code, what())
     }
 

@@ -55,7 +55,8 @@ extension Engine {
             return StoreInfo(
                 containerIdentifier: identifier, directory: directory, formatVersion: Int(Layout.formatVersion),
                 incarnation: incarnation.map { String(format: "%02x", $0) }.joined(), commitSequence: try currentSequence(in: txn),
-                fileSize: stats.fileSize, mapSize: stats.mapSize, userCount: try txn.count(of: users),
+                fileSize: stats.fileSize, mapSize: stats.mapSize, commits: stats.commits, writeRequests: stats.writeRequests,
+                userCount: try txn.count(of: users),
                 recordCount: try txn.count(of: records), zones: zonesFound)
         }
     }
@@ -93,6 +94,11 @@ public struct StoreInfo: Sendable {
     public var fileSize: Int
     /// The size of the memory map in bytes.
     public var mapSize: Int
+    /// Write transactions this process committed on the store since it opened it.
+    public var commits: Int
+    /// Write requests in those transactions; more requests than commits means
+    /// concurrent writers were committed together (group commit).
+    public var writeRequests: Int
     /// How many users the store knows.
     public var userCount: Int
     /// How many records the store holds, all databases together.

@@ -79,13 +79,19 @@ extension Engine {
         }
         var clients = recordsToSave.map(ClientRecord.init)
         var preErrors: [Int: FogError] = [:]
-        var seen: Set<Record.ID> = []
+        // An ID may appear once per request: every occurrence of a repeated ID fails.
+        var occurrences: [Record.ID: Int] = [:]
+        for client in clients { occurrences[client.recordID, default: 0] += 1 }
+        for id in recordIDsToDelete { occurrences[id, default: 0] += 1 }
+        func repeated(_ id: Record.ID) -> FogError? {
+            (occurrences[id] ?? 0) > 1
+                ? FogError(.invalidArguments, message: "record \(id.recordName) appears more than once in the request")
+                : nil
+        }
         var totalBytes = 0
         for (i, client) in clients.enumerated() {
             do throws(FogError) {
-                guard seen.insert(client.recordID).inserted else {
-                    throw FogError(.invalidArguments, message: "record \(client.recordID.recordName) appears more than once in the request")
-                }
+                if let error = repeated(client.recordID) { throw error }
                 try validate(client)
                 let size = RecordCodec.countedSize(of: client.values)
                 totalBytes += size
@@ -100,8 +106,8 @@ extension Engine {
             throw FogError(.limitExceeded, message: "the request holds \(totalBytes) bytes of record data; the limit is \(limits.maximumBytes)")
         }
         var deleteErrors: [Int: FogError] = [:]
-        for (i, id) in recordIDsToDelete.enumerated() where !seen.insert(id).inserted {
-            deleteErrors[i] = FogError(.invalidArguments, message: "record \(id.recordName) appears more than once in the request")
+        for (i, id) in recordIDsToDelete.enumerated() {
+            if let error = repeated(id) { deleteErrors[i] = error }
         }
         // Assets are copied into the store before the transaction; a failed save
         // leaves an unreferenced copy, which is harmless.
@@ -275,9 +281,9 @@ struct ModifyRun {
             }
             if allOrNothing {
                 var plans: [(Item, Result<Plan, FogError>)] = []
-                var pendingTypes: [String: FieldType] = [:]
+                var pending = PendingPlans()
                 for item in group {
-                    plans.append((item, Result { () throws(FogError) in try plan(item, zone: zone, savedNames: savedNames, pendingTypes: &pendingTypes) }))
+                    plans.append((item, Result { () throws(FogError) in try plan(item, zone: zone, savedNames: savedNames, pending: &pending) }))
                 }
                 if plans.contains(where: { if case .failure = $0.1 { true } else { false } }) {
                     for (item, result) in plans {
@@ -295,9 +301,9 @@ struct ModifyRun {
                         record(item, e)
                         continue
                     }
-                    var pendingTypes: [String: FieldType] = [:]
+                    var pending = PendingPlans()
                     do {
-                        let p = try plan(item, zone: zone, savedNames: savedNames, pendingTypes: &pendingTypes)
+                        let p = try plan(item, zone: zone, savedNames: savedNames, pending: &pending)
                         record(item, nil, saved: try apply(p, zone: zone, zoneID: item.id.zoneID))
                     } catch let e as FogError {
                         record(item, e)
@@ -313,6 +319,11 @@ struct ModifyRun {
     /// The saves of `group` reordered so that a record whose parent is saved in the
     /// same group comes after its parent (cycles keep their order); deletes last.
     private func parentsFirst(_ group: [Item]) -> [Item] {
+        let hasParents = group.contains { item in
+            if case .save(let c) = item.kind { return c.parent != nil }
+            return false
+        }
+        guard hasParents else { return group }
         var pending = group.filter { if case .save = $0.kind { true } else { false } }
         let deletes = group.filter { if case .delete = $0.kind { true } else { false } }
         var ordered: [Item] = []
@@ -344,23 +355,32 @@ struct ModifyRun {
 
     // MARK: - Planning (reads only)
 
-    private mutating func plan(_ item: Item, zone: ZoneInfo, savedNames: Set<String>, pendingTypes: inout [String: FieldType]) throws(FogError) -> Plan {
+    /// What the plans of one all-or-nothing group add before any of them is applied.
+    private struct PendingPlans {
+        var fieldTypes: [String: FieldType] = [:]
+        var deleteSelfReferences: [String: Int] = [:]
+    }
+
+    private mutating func plan(_ item: Item, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans) throws(FogError) -> Plan {
         if let e = item.preError { throw e }
         switch item.kind {
         case .delete(let id):
             guard let existing = try fogTry({ try load(zone: zone.id, name: id.recordName) }) else {
                 throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
             }
+            if context.scope == .public, existing.record.creator != user {
+                throw FogError(.permissionFailure, message: "record \(id.recordName) in the public database can be deleted only by its creator")
+            }
             guard existing.record.recordType != Record.SystemType.userRecord else {
                 throw FogError(.permissionFailure, message: "user record \(id.recordName) cannot be deleted")
             }
             return .delete(row: existing.row, record: existing.record)
         case .save(let client):
-            return .save(try planSave(client, zone: zone, savedNames: savedNames, pendingTypes: &pendingTypes))
+            return .save(try planSave(client, zone: zone, savedNames: savedNames, pending: &pending))
         }
     }
 
-    private mutating func planSave(_ client: ClientRecord, zone: ZoneInfo, savedNames: Set<String>, pendingTypes: inout [String: FieldType]) throws(FogError) -> SavePlan {
+    private mutating func planSave(_ client: ClientRecord, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans) throws(FogError) -> SavePlan {
         let name = client.recordID.recordName
         let existing = try fogTry { try load(zone: zone.id, name: name) }
         if existing == nil && name.hasPrefix("_") {
@@ -389,6 +409,9 @@ struct ModifyRun {
         case .changedKeys, .allKeys:
             break
         }
+        if let existing, context.scope == .public, existing.record.creator != user {
+            throw FogError(.permissionFailure, message: "record \(name) in the public database can be changed only by its creator")
+        }
         if let existing, existing.record.recordType != client.recordType {
             throw FogError(.invalidArguments, message: "record \(name) is a \(existing.record.recordType), not a \(client.recordType)")
         }
@@ -408,7 +431,7 @@ struct ModifyRun {
         var newTypes: [(String, FieldType)] = []
         for key in values.keys.sorted() {
             let type = values[key]!.fieldType
-            var fixed = pendingTypes[key]
+            var fixed = pending.fieldTypes[key]
             if fixed == nil { fixed = try fogTry { try names.fieldType(recordType: client.recordType, field: key) } }
             if let fixed {
                 guard fixed == type else {
@@ -437,14 +460,18 @@ struct ModifyRun {
             parent = existing!.record.parent
         }
 
-        // Cascading references are limited per target.
-        for target in deleteSelfTargets(values) where !(existing.map { deleteSelfTargets($0.record.values).contains(target) } ?? false) {
-            let count = try fogTry { try engine.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn) }
+        // Cascading references are limited per target (counting those planned in the group).
+        let oldTargets = existing.map { deleteSelfTargets($0.record.values) } ?? []
+        let addedTargets = deleteSelfTargets(values).subtracting(oldTargets)
+        for target in addedTargets {
+            let stored = try fogTry { try engine.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn) }
+            let count = stored + (pending.deleteSelfReferences[target] ?? 0)
             guard count < Validation.maximumDeleteSelfReferences else {
                 throw FogError(.limitExceeded, message: "record \(target) already has \(count) deleteSelf references; the limit is \(Validation.maximumDeleteSelfReferences)")
             }
         }
-        for (key, type) in newTypes { pendingTypes[key] = type }
+        for target in addedTargets { pending.deleteSelfReferences[target, default: 0] += 1 }
+        for (key, type) in newTypes { pending.fieldTypes[key] = type }
         return SavePlan(client: client, existing: existing, values: values, parent: parent, newFieldTypes: newTypes)
     }
 

@@ -2,13 +2,13 @@ internal import CLMDB
 
 /// The one place where LMDB return codes become Swift errors.
 ///
-/// Ordinary failures throw ``LMDBError``; codes that can only mean a bug in
-/// FogStorage (a bad transaction or table handle, `EINVAL` from a call we
-/// built) stop the program.
+/// Ordinary failures throw ``LMDBError``; a bad table handle can only mean a
+/// bug in FogStorage and stops the program. (`MDB_BAD_TXN` is thrown: it
+/// follows any earlier failure in the same transaction that the caller caught.)
 @inline(__always)
 func lmdbCheck(_ code: Int32, _ what: @autoclosure () -> String = "") throws(LMDBError) {
     if code == 0 { return }
-    if code == MDB_BAD_TXN || code == MDB_BAD_DBI {
+    if code == MDB_BAD_DBI {
         preconditionFailure("FogStorage bug: \(LMDBError(rawValue: code)) in \(what())")
     }
     throw LMDBError(rawValue: code)

@@ -1,0 +1,92 @@
+import FogKit
+import Foundation
+
+// fog-bench: whole-workload measurements of FogKit through its public API.
+//
+//   fog-bench writers [--seconds S] [--durability durable|relaxed|none]
+//
+// Each line: <workload> <ops/s> ops/s <seconds> s cpu=<user+sys seconds> check=<records stored>
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+func report(_ name: String, operations: Int, seconds: Double, cpu: Double, check: Int) {
+    let line = String(
+        format: "%-20@ %12.0f ops/s %9.4f s cpu=%.4f check=%d", name as NSString, Double(operations) / seconds, seconds, cpu, check)
+    print(line)
+}
+
+/// Saves `requests` single-record requests from `writers` concurrent tasks into a
+/// fresh store; returns saves per second, CPU seconds and records stored.
+func measureWriters(_ writers: Int, durability: Container.Durability, requests: Int) async throws -> (rate: Double, seconds: Double, cpu: Double, stored: Int, commits: Int) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let container = try Container(
+        identifier: "iCloud.fog.bench", directory: directory, user: "bench",
+        configuration: .init(durability: durability))
+    defer { container.close() }
+    let database = container.privateCloudDatabase
+    let perWriter = requests / writers
+    let start = Date()
+    let cpu0 = cpuSeconds()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for w in 0..<writers {
+            group.addTask {
+                for i in 0..<perWriter {
+                    let record = Record(recordType: "Post", recordID: Record.ID(recordName: "w\(w)-\(i)"))
+                    record["title"] = "A title of about thirty characters"
+                    record["score"] = i
+                    try await database.save(record)
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let seconds = Date().timeIntervalSince(start)
+    let info = try container.storeInfo()
+    return (Double(perWriter * writers) / seconds, seconds, cpuSeconds() - cpu0, info.recordCount, info.commits)
+}
+
+/// `writers`: 1, 8 and 64 tasks each saving one record per request, in interleaved
+/// rounds; prints each round and the medians, and the ratio to one writer.
+func concurrentWriters(durability: Container.Durability, requests: Int, rounds: Int) async throws {
+    print("# concurrent single-record writers, durability \(durability), \(requests) saves per run, \(rounds) interleaved rounds")
+    let counts = [1, 8, 64]
+    var rates: [Int: [Double]] = [:]
+    for round in 1...rounds {
+        for writers in counts {
+            let m = try await measureWriters(writers, durability: durability, requests: requests)
+            rates[writers, default: []].append(m.rate)
+            print("# round \(round): writers-\(writers) \(Int(m.rate)) saves/s in \(m.commits) commits")
+            if round == rounds {
+                let median = rates[writers]!.sorted()[rates[writers]!.count / 2]
+                report("writers-\(writers)", operations: Int(median * m.seconds), seconds: m.seconds, cpu: m.cpu, check: m.stored)
+            }
+        }
+    }
+    let median = { (w: Int) in rates[w]!.sorted()[rates[w]!.count / 2] }
+    for writers in counts.dropFirst() {
+        print(String(format: "# median %d writers: %.1fx the throughput of one", writers, median(writers) / median(1)))
+    }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
+    return arguments[i + 1]
+}
+
+switch arguments.first {
+case "writers":
+    let durability = Container.Durability(rawValue: option("--durability") ?? "durable") ?? .durable
+    let requests = Int(option("--requests") ?? "") ?? 6400
+    let rounds = Int(option("--rounds") ?? "") ?? 3
+    try await concurrentWriters(durability: durability, requests: requests, rounds: rounds)
+default:
+    print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]")
+    exit(2)
+}

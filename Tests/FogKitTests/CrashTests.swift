@@ -1,0 +1,72 @@
+import FogKit
+import Foundation
+import Testing
+
+/// A child process streaming atomic batches is killed with SIGKILL at random
+/// moments; after reopening, every batch is whole or absent, every batch the
+/// child reported as committed is present (durable commits), and the store
+/// passes the integrity check.
+@Suite(.serialized) struct CrashTests {
+    /// The `fog` tool built beside the test bundle.
+    static var fogTool: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("fog")
+    }
+
+    @Test func killedWriterLeavesEveryAtomicBatchWholeOrAbsent() async throws {
+        let tool = Self.fogTool
+        try #require(FileManager.default.isExecutableFile(atPath: tool.path), "fog must be built beside the tests: \(tool.path)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let batchSize = 20
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<4 {
+            let zoneName = "Crash\(round)"
+            let process = Process()
+            process.executableURL = tool
+            process.arguments = [
+                "load", "--store", directory.path, "--zone", zoneName, "--batches", "1000000",
+                "--batch-size", "\(batchSize)", "--durability", "durable",
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Let it commit for a random while, then kill it mid-stream.
+            try await Task.sleep(for: .milliseconds(Int.random(in: 150...700, using: &generator)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let committed = printed.split(separator: "\n").compactMap { line -> Int? in
+                line.hasPrefix("committed ") ? Int(line.dropFirst("committed ".count)) : nil
+            }.max() ?? -1
+
+            let container = try Container(identifier: "iCloud.fog.load", directory: directory, user: Container.defaultUser)
+            defer { container.close() }
+            let database = container.privateCloudDatabase
+            let zoneID = RecordZone.ID(zoneName: zoneName)
+            var firstAbsent: Int?
+            var batch = 0
+            // Check every reported batch, and past them until several absent batches in a row.
+            while batch <= committed || (firstAbsent.map { batch < $0 + 5 } ?? true) {
+                let ids = (0..<batchSize).map { Record.ID(recordName: "b\(batch)-r\($0)", zoneID: zoneID) }
+                let results = try await database.records(for: ids)
+                let present = results.values.filter { (try? $0.get()) != nil }.count
+                #expect(present == 0 || present == batchSize, "round \(round): batch \(batch) has \(present) of \(batchSize) records")
+                if batch <= committed {
+                    #expect(present == batchSize, "round \(round): batch \(batch) was reported committed but is missing")
+                }
+                if present == 0 {
+                    if firstAbsent == nil { firstAbsent = batch }
+                } else {
+                    #expect(firstAbsent == nil, "round \(round): batch \(batch) is present after absent batch \(firstAbsent ?? -1)")
+                }
+                batch += 1
+                if batch > committed + 10_000 { break }
+            }
+            let report = try container.checkIntegrity()
+            #expect(report.isSound, "round \(round): \(report)")
+            #expect(committed >= 0, "round \(round): the writer committed nothing before it was killed")
+        }
+    }
+}

@@ -1,0 +1,419 @@
+import Foundation
+import FogStorage
+import Synchronization
+import Testing
+
+@Suite struct EnvironmentTests {
+    // MARK: - Opening
+
+    @Test func openCreatesTheDirectoryAndFiles() throws {
+        try withTemporaryDirectory { temporary in
+            let directory = temporary.appending("nested/deeper/env")
+            #expect(!FileManager.default.fileExists(atPath: directory.path))
+            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            defer { environment.close() }
+            var isDirectory: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory))
+            #expect(isDirectory.boolValue)
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path))
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("lock.mdb").path))
+            #expect(environment.directory == directory)
+            #expect(environment.configuration == testConfiguration())
+            #expect(!environment.isClosed)
+            #expect(environment.table(named: "a").name == "a")
+            #expect(environment.table(named: "b").description == "b")
+            #expect(environment.table(named: "a") != environment.table(named: "b"))
+        }
+    }
+
+    @Test func openingTheSameDirectoryTwiceReturnsTheSameInstance() throws {
+        try withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            let first = try Environment.open(directory: directory, configuration: testConfiguration())
+            let second = try Environment.open(directory: directory, configuration: testConfiguration())
+            #expect(first === second)
+            // A differently spelled path to the same directory is the same environment.
+            let third = try Environment.open(
+                directory: temporary.url.appendingPathComponent("./env/../env"), configuration: testConfiguration())
+            #expect(first === third)
+            third.close()
+
+            try first.writeAndWait { try $0.put([1], forKey: [1], in: first.table(named: "a")) }
+            first.close()
+            // One close of two opens leaves it open.
+            #expect(!second.isClosed)
+            #expect(try second.read { try $0.value(forKey: [1], in: second.table(named: "a")) } == [1])
+            try second.writeAndWait { try $0.put([2], forKey: [2], in: second.table(named: "a")) }
+            second.close()
+            #expect(first.isClosed)
+            #expect(second.isClosed)
+        }
+    }
+
+    @Test func concurrentOpensOfOneDirectoryShareOneEnvironment() async throws {
+        try await withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            let opened = Mutex<[Environment]>([])
+            let failures = FailureLog()
+            await runOnThreads(8) { _ in
+                do {
+                    let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+                    opened.withLock { $0.append(environment) }
+                } catch {
+                    failures.record("open failed: \(error)")
+                }
+            }
+            failures.report()
+            let environments = opened.withLock { $0 }
+            #expect(environments.count == 8)
+            guard let first = environments.first else { return }
+            #expect(environments.allSatisfy { $0 === first })
+            await runOnThreads(7) { i in environments[i].close() }
+            #expect(!first.isClosed)
+            try first.writeAndWait { try $0.put([1], forKey: [1], in: first.table(named: "a")) }
+            environments[7].close()
+            #expect(first.isClosed)
+        }
+    }
+
+    @Test func closeFinishesTheQueuedWrites() async throws {
+        try await withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            let a = environment.table(named: "a")
+            let gate = WriterGate()
+            try gate.hold(environment)
+            let succeeded = Counter()
+            for i in 0..<50 {
+                try environment.enqueueWrite({ try $0.put([UInt8(i)], forKey: key(i), in: a) }, completion: { result in
+                    if case .success = result { succeeded.increment() }
+                })
+            }
+            // close() waits for the writer, which waits for the gate.
+            let closing = Flag()
+            async let closed: Void = runOnThreads(1) { _ in
+                closing.set()
+                environment.close()
+            }
+            while !closing.isSet { await Task.yield() }
+            gate.open()
+            await closed
+            #expect(environment.isClosed)
+            #expect(succeeded.value == 50)
+
+            let reopened = try Environment.open(directory: directory, configuration: testConfiguration())
+            defer { reopened.close() }
+            #expect(try reopened.read { try $0.count(of: reopened.table(named: "a")) } == 50)
+        }
+    }
+
+    @Test func askingForATableNotInTheConfigurationStopsTheProgram() async throws {
+        // The child processes die on a precondition, so the parent owns the directory.
+        try await withTemporaryDirectory { temporary in
+            let path = temporary.url.path
+            await #expect(processExitsWith: .signal(SIGILL)) { [path = path as String] in
+                let environment = try Environment.open(
+                    directory: URL(fileURLWithPath: path).appendingPathComponent("one"), configuration: testConfiguration())
+                _ = environment.table(named: "c")
+            }
+            await #expect(processExitsWith: .signal(SIGILL)) { [path = path as String] in
+                let directory = URL(fileURLWithPath: path).appendingPathComponent("two")
+                _ = try Environment.open(directory: directory, configuration: testConfiguration())
+                var more = testConfiguration()
+                more.tables.append("c")
+                _ = try Environment.open(directory: directory, configuration: more)
+            }
+        }
+    }
+
+    @Test func callsAfterTheLastCloseThrowEnvironmentClosed() async throws {
+        try await withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            let a = environment.table(named: "a")
+            try environment.writeAndWait { try $0.put([1], forKey: [1], in: a) }
+            environment.close()
+            #expect(environment.isClosed)
+
+            #expect(throws: LMDBError.environmentClosed) { try environment.read { try $0.count(of: a) } }
+            #expect(throws: LMDBError.environmentClosed) { try environment.writeAndWait { try $0.put([2], forKey: [2], in: a) } }
+            await #expect(throws: LMDBError.environmentClosed) { try await environment.write { try $0.put([2], forKey: [2], in: a) } }
+            #expect(throws: LMDBError.environmentClosed) { try environment.enqueueWrite({ _ in }, completion: { _ in }) }
+            #expect(throws: LMDBError.environmentClosed) { try environment.statistics() }
+            // Extra closes are harmless.
+            environment.close()
+            #expect(environment.isClosed)
+
+            // Opening again gives a new, working environment with the data kept.
+            let reopened = try Environment.open(directory: directory, configuration: testConfiguration())
+            defer { reopened.close() }
+            #expect(reopened !== environment)
+            #expect(try reopened.read { try $0.value(forKey: [1], in: reopened.table(named: "a")) } == [1])
+            // The old instance stays closed.
+            #expect(throws: LMDBError.environmentClosed) { try environment.read { _ in 0 } }
+        }
+    }
+
+    @Test func syncAndCopyAfterTheLastCloseThrowEnvironmentClosed() async throws {
+        // Run in a child process: on a closed environment these calls reach a freed
+        // LMDB handle unless they check for the close first. Exit codes: 2 sync
+        // returned, 3 sync threw another error, 4 copy returned, 5 copy threw
+        // another error. The parent owns the directory, as the child may die.
+        try await withTemporaryDirectory { temporary in
+            let path = temporary.url.path
+            await #expect(processExitsWith: .success) { [path = path as String] in
+                let root = URL(fileURLWithPath: path)
+                let environment = try Environment.open(
+                    directory: root.appendingPathComponent("env"), configuration: testConfiguration())
+                environment.close()
+                do {
+                    try environment.sync()
+                    exit(2)
+                } catch LMDBError.environmentClosed {
+                } catch {
+                    exit(3)
+                }
+                do {
+                    try environment.copy(to: root.appendingPathComponent("copy"))
+                    exit(4)
+                } catch LMDBError.environmentClosed {
+                } catch {
+                    exit(5)
+                }
+            }
+        }
+    }
+
+    @Test func openingWithoutCreatingMissingTablesFailsAndLeavesTheFileAlone() throws {
+        try withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            do {
+                let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+                defer { environment.close() }
+                try environment.writeAndWait { try $0.put([1], forKey: [1], in: environment.table(named: "b")) }
+            }
+            let before = try Data(contentsOf: directory.appendingPathComponent("data.mdb"))
+
+            var missing = testConfiguration()
+            missing.tables = ["a", "c"]
+            missing.createsMissingTables = false
+            #expect(throws: LMDBError.notFound) { try Environment.open(directory: directory, configuration: missing) }
+            #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == before)
+
+            // The tables that exist open without being created.
+            var existing = testConfiguration()
+            existing.tables = ["b"]
+            existing.createsMissingTables = false
+            let environment = try Environment.open(directory: directory, configuration: existing)
+            defer { environment.close() }
+            #expect(try environment.read { try $0.value(forKey: [1], in: environment.table(named: "b")) } == [1])
+        }
+    }
+
+
+    @Test(arguments: [100, 4096, 65536])
+    func aGarbageDataFileThrowsAnLMDBError(size: Int) throws {
+        try withTemporaryDirectory("garbage-\(size)") { temporary in
+            let directory = temporary.appending("env")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var rng = SplitMix64(seed: UInt64(size))
+            let garbage = Data(rng.bytes(count: size))
+            let dataFile = directory.appendingPathComponent("data.mdb")
+            try garbage.write(to: dataFile)
+
+            let error = #expect(throws: LMDBError.self) {
+                try Environment.open(directory: directory, configuration: testConfiguration())
+            }
+            #expect(error == .invalidFile, "\(String(describing: error))")
+            // The garbage is left alone.
+            #expect(try Data(contentsOf: dataFile) == garbage)
+
+            // The failed open left nothing behind: once the garbage is gone the
+            // directory opens normally.
+            try FileManager.default.removeItem(at: dataFile)
+            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            defer { environment.close() }
+            #expect(try environment.read { try $0.count(of: environment.table(named: "a")) } == 0)
+        }
+    }
+
+    // MARK: - Persistence
+
+    @Test func closeThenReopenKeepsEveryByte() throws {
+        try withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            var rng = SplitMix64(seed: 0xF06_0001)
+            var modelA: [[UInt8]: [UInt8]] = [:]
+            var modelB: [[UInt8]: [UInt8]] = [:]
+            for _ in 0..<3000 {
+                let key = rng.bytes(lengths: 1...64)
+                let value = rng.bytes(lengths: 0...300)
+                if Bool.random(using: &rng) { modelA[key] = value } else { modelB[key] = value }
+            }
+            // Some very large values (overflow pages) and the largest key.
+            modelA[Array(repeating: 0xFF, count: 511)] = rng.bytes(count: 100_000)
+            modelB[[0]] = rng.bytes(count: 20_000)
+
+            do {
+                let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+                defer { environment.close() }
+                let a = environment.table(named: "a")
+                let b = environment.table(named: "b")
+                // Several transactions, with some overwrites and deletes on the way.
+                let pairsA = Array(modelA), pairsB = Array(modelB)
+                for chunk in stride(from: 0, to: max(pairsA.count, pairsB.count), by: 500) {
+                    let sliceA = pairsA[min(chunk, pairsA.count)..<min(chunk + 500, pairsA.count)]
+                    let sliceB = pairsB[min(chunk, pairsB.count)..<min(chunk + 500, pairsB.count)]
+                    try environment.writeAndWait { txn throws in
+                        for (key, value) in sliceA {
+                            try txn.put([0xAB], forKey: key, in: a)
+                            try txn.put(value, forKey: key, in: a)
+                        }
+                        for (key, value) in sliceB { try txn.put(value, forKey: key, in: b) }
+                        try txn.put([1, 2, 3], forKey: Array(repeating: 0xEE, count: 65), in: b)
+                    }
+                }
+                _ = try environment.writeAndWait { txn throws in
+                    // Keys of 65 bytes never collide with the random ones (1...64).
+                    try txn.delete(Array(repeating: 0xEE, count: 65), in: b)
+                }
+                // Before closing, the data reads back.
+                #expect(try environment.read { try $0.entries(a) } == sortedEntries(modelA))
+            }
+
+            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            defer { environment.close() }
+            let (entriesA, entriesB) = try environment.read { txn throws in
+                (try txn.entries(environment.table(named: "a")), try txn.entries(environment.table(named: "b")))
+            }
+            #expect(entriesA.count == modelA.count)
+            #expect(entriesB.count == modelB.count)
+            #expect(entriesA == sortedEntries(modelA))
+            #expect(entriesB == sortedEntries(modelB))
+            // Point reads agree with the scan.
+            try environment.read { txn throws in
+                for (key, value) in modelA {
+                    #expect(try txn.value(forKey: key, in: environment.table(named: "a")) == value)
+                }
+            }
+        }
+    }
+
+    @Test(arguments: Environment.Durability.allCases)
+    func closeAndReopenWithoutWritingLeavesTheDataFileUnchanged(durability: Environment.Durability) throws {
+        try withTemporaryDirectory("unchanged-\(durability)") { temporary in
+            let directory = temporary.appending("env")
+            let dataFile = directory.appendingPathComponent("data.mdb")
+            var configuration = testConfiguration()
+            configuration.durability = durability
+            var rng = SplitMix64(seed: 42)
+            var model: [[UInt8]: [UInt8]] = [:]
+            for _ in 0..<500 { model[rng.bytes(lengths: 1...20)] = rng.bytes(lengths: 0...200) }
+
+            do {
+                let environment = try Environment.open(directory: directory, configuration: configuration)
+                defer { environment.close() }
+                try environment.writeAndWait { txn throws in
+                    for (key, value) in model { try txn.put(value, forKey: key, in: environment.table(named: "a")) }
+                }
+            }
+            let before = try Data(contentsOf: dataFile)
+
+            do {
+                // Reopen, read (reads only), close.
+                let environment = try Environment.open(directory: directory, configuration: configuration)
+                defer { environment.close() }
+                #expect(try environment.read { try $0.entries(environment.table(named: "a")) } == sortedEntries(model))
+                _ = try environment.statistics()
+            }
+            let after = try Data(contentsOf: dataFile)
+            #expect(before.count == after.count)
+            #expect(before == after, "data.mdb changed across a close/reopen that wrote nothing")
+        }
+    }
+
+    // MARK: - Statistics
+
+    @Test func statisticsAreSane() throws {
+        try withTestEnvironment { environment, a, _ in
+            let initial = try environment.statistics()
+            #expect(initial.pageSize >= 512)
+            #expect(initial.pageSize & (initial.pageSize - 1) == 0, "page size \(initial.pageSize) is a power of two")
+            #expect(initial.mapSize >= environment.configuration.initialMapSize)
+            #expect(initial.mapSize % initial.pageSize == 0)
+            #expect(initial.fileSize > 0)
+            #expect(initial.fileSize <= initial.mapSize)
+            #expect(initial.pagesUsed >= 2, "two meta pages at least")
+            #expect(initial.pagesUsed * initial.pageSize <= initial.fileSize)
+            #expect(initial.commits == 0)
+            #expect(initial.writeRequests == 0)
+
+            try environment.writeAndWait { txn throws in
+                for i in 0..<1000 { try txn.put(Array(repeating: UInt8(i & 0xFF), count: 100), forKey: key(i), in: a) }
+            }
+            let afterOne = try environment.statistics()
+            #expect(afterOne.lastTransactionID == initial.lastTransactionID + 1)
+            #expect(afterOne.commits == 1)
+            #expect(afterOne.writeRequests == 1)
+            #expect(afterOne.pagesUsed > initial.pagesUsed)
+            #expect(afterOne.pagesUsed * afterOne.pageSize > 1000 * 100, "the data takes at least its own size")
+            #expect(afterOne.pagesUsed * afterOne.pageSize <= afterOne.fileSize)
+            #expect(afterOne.fileSize <= afterOne.mapSize)
+            #expect(afterOne.mapSize == initial.mapSize)
+            #expect(afterOne.pageSize == initial.pageSize)
+
+            // A failed write is a request but commits nothing new to the file.
+            #expect(throws: TestError(id: 1)) { try environment.writeAndWait { _ in throw TestError(id: 1) } }
+            let afterFailure = try environment.statistics()
+            #expect(afterFailure.lastTransactionID == afterOne.lastTransactionID)
+            #expect(afterFailure.writeRequests == 2)
+
+            try environment.sync()
+        }
+    }
+
+    // MARK: - Copying
+
+    @Test(arguments: [true, false])
+    func copyProducesAnEnvironmentWithTheSameContents(compact: Bool) throws {
+        try withTemporaryDirectory("copy-\(compact)") { temporary in
+            let source = try Environment.open(directory: temporary.appending("source"), configuration: testConfiguration())
+            defer { source.close() }
+            let a = source.table(named: "a"), b = source.table(named: "b")
+            var rng = SplitMix64(seed: compact ? 7 : 8)
+            var modelA: [[UInt8]: [UInt8]] = [:]
+            var modelB: [[UInt8]: [UInt8]] = [:]
+            for _ in 0..<800 {
+                modelA[rng.bytes(lengths: 1...32)] = rng.bytes(lengths: 0...500)
+                modelB[rng.bytes(lengths: 1...32)] = rng.bytes(lengths: 0...50)
+            }
+            try source.writeAndWait { txn throws in
+                for (key, value) in modelA { try txn.put(value, forKey: key, in: a) }
+                for (key, value) in modelB { try txn.put(value, forKey: key, in: b) }
+                // Garbage to free, so that a compacting copy has something to drop.
+                for i in 0..<500 { try txn.put(Array(repeating: 1, count: 1000), forKey: [0xFF] + key(i), in: a) }
+            }
+            try source.writeAndWait { txn throws in
+                _ = try txn.deleteAll(in: a, range: .prefix([0xFF]))
+                for (key, value) in modelA where key.first == 0xFF { try txn.put(value, forKey: key, in: a) }
+            }
+
+            let destination = temporary.appending("copies/copy")
+            try source.copy(to: destination, compact: compact)
+            // The source still works after the copy.
+            try source.writeAndWait { try $0.put([9], forKey: Array(repeating: 9, count: 33), in: b) }
+
+            let copy = try Environment.open(directory: destination, configuration: testConfiguration())
+            defer { copy.close() }
+            #expect(copy !== source)
+            let (entriesA, entriesB) = try copy.read { txn throws in
+                (try txn.entries(copy.table(named: "a")), try txn.entries(copy.table(named: "b")))
+            }
+            #expect(entriesA == sortedEntries(modelA))
+            #expect(entriesB == sortedEntries(modelB))
+            if compact {
+                #expect(try copy.statistics().fileSize <= source.statistics().fileSize)
+            }
+        }
+    }
+}
