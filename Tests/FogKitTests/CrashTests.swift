@@ -1,5 +1,6 @@
 import FogKit
 import Foundation
+import Synchronization
 import Testing
 
 /// A child process streaming atomic batches is killed with SIGKILL at random
@@ -30,13 +31,27 @@ import Testing
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
+            let received = Mutex(Data())
+            output.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                received.withLock { $0.append(data) }
+            }
             try process.run()
-            // Let it commit for a random while, then kill it mid-stream.
-            try await Task.sleep(for: .milliseconds(Int.random(in: 150...700, using: &generator)))
+            // Wait until the child commits (a loaded machine may take a while to start
+            // it), let it stream for a random while, then kill it mid-stream.
+            let started = Date()
+            while !received.withLock({ String(decoding: $0, as: UTF8.self).contains("committed ") }),
+                process.isRunning, Date().timeIntervalSince(started) < 60
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...500, using: &generator)))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            output.fileHandleForReading.readabilityHandler = nil
+            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            let printed = String(decoding: received.withLock { $0 } + rest, as: UTF8.self)
             let committed = printed.split(separator: "\n").compactMap { line -> Int? in
                 line.hasPrefix("committed ") ? Int(line.dropFirst("committed ".count)) : nil
             }.max() ?? -1
