@@ -29,6 +29,9 @@ public final class Environment: @unchecked Sendable {
     private let tables: [String: Table]
     private let state = Mutex(State())
     private let registryKey: String
+    /// Left once the environment's files are closed; `open` of the same directory
+    /// waits on it while a close is finishing.
+    private let closing = DispatchGroup()
 
     private struct State {
         var openCount = 1
@@ -53,21 +56,28 @@ public final class Environment: @unchecked Sendable {
     public static func open(directory: URL, configuration: Configuration = Configuration()) throws -> Environment {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
-        return try registry.withLock { registry in
-            if let existing = registry[key] {
-                let reopened = existing.state.withLock { state -> Bool in
-                    guard !state.isClosed else { return false }
-                    state.openCount += 1
-                    return true
+        while true {
+            let outcome = try registry.withLock { registry -> Environment? in
+                if let existing = registry[key] {
+                    let reopened = existing.state.withLock { state -> Bool in
+                        guard !state.isClosed else { return false }
+                        state.openCount += 1
+                        return true
+                    }
+                    if reopened {
+                        try existing.openMissingTables(configuration.tables)
+                        return existing
+                    }
+                    // Its last close is still finishing: wait for it outside the lock.
+                    return nil
                 }
-                if reopened {
-                    try existing.openMissingTables(configuration.tables)
-                    return existing
-                }
+                let environment = try Environment(directory: directory, key: key, configuration: configuration)
+                registry[key] = environment
+                return environment
             }
-            let environment = try Environment(directory: directory, key: key, configuration: configuration)
-            registry[key] = environment
-            return environment
+            if let outcome { return outcome }
+            let closingEnvironment = registry.withLock { $0[key] }
+            closingEnvironment?.closing.wait()
         }
     }
 
@@ -113,6 +123,7 @@ public final class Environment: @unchecked Sendable {
         try lmdbCheck(mdb_txn_commit(txn), "commit table creation")
         self.handle = handle
         self.tables = tables
+        closing.enter()
         state.withLock { $0.mapSize = mapSize }
         opened = true
         writer.environment = self
@@ -131,18 +142,16 @@ public final class Environment: @unchecked Sendable {
     /// queued writes, stops the writer thread and closes the files. Further calls
     /// on a closed environment throw ``LMDBError/environmentClosed``.
     public func close() {
-        let last = Self.registry.withLock { registry -> Bool in
-            let last = state.withLock { state -> Bool in
-                guard !state.isClosed else { return false }
-                state.openCount -= 1
-                if state.openCount == 0 { state.isClosed = true }
-                return state.openCount == 0
-            }
-            if last, registry[registryKey] === self { registry[registryKey] = nil }
-            return last
+        let last = state.withLock { state -> Bool in
+            guard !state.isClosed else { return false }
+            state.openCount -= 1
+            if state.openCount == 0 { state.isClosed = true }
+            return state.openCount == 0
         }
         guard last else { return }
         precondition(!writer.isCurrent, "FogStorage misuse: close() called from inside a write")
+        // The registry keeps this (closing) environment until its files are closed,
+        // so an `open` of the same directory waits instead of opening the file twice.
         writer.stop()
         resizeLock.withExclusive {
             for reader in readerPool.withLock({ pool in defer { pool.removeAll() }; return pool }) {
@@ -150,6 +159,10 @@ public final class Environment: @unchecked Sendable {
             }
             mdb_env_close(handle)
         }
+        Self.registry.withLock { registry in
+            if registry[registryKey] === self { registry[registryKey] = nil }
+        }
+        closing.leave()
     }
 
     /// Whether ``close()`` has closed the environment.
@@ -234,7 +247,9 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a write transaction on the writer thread, blocking the
     /// calling thread until the commit. Do not call it from a read or write closure.
     public func writeAndWait<T>(_ body: @escaping (WriteTransaction) throws -> T) throws -> T {
-        precondition(!writer.isCurrent, "FogStorage misuse: writeAndWait called from inside a write")
+        precondition(
+            !writer.isCurrent && !writer.isCompletingWrites,
+            "FogStorage misuse: writeAndWait called from inside a write or a write's completion")
         let box = ResultBox<T>()
         let outcome = ResultBox<Result<Void, any Error>>()
         let done = DispatchSemaphore(value: 0)
@@ -250,8 +265,10 @@ public final class Environment: @unchecked Sendable {
         return box.value!
     }
 
-    /// Enqueues a write whose outcome is delivered to `completion` on the writer
-    /// thread after the commit, with no transaction open.
+    /// Enqueues a write whose outcome is delivered to `completion` after the commit,
+    /// with no transaction open, on the environment's serial completion queue (in
+    /// commit order). A completion must not wait for another write or close the
+    /// environment.
     public func enqueueWrite(
         _ body: @escaping (WriteTransaction) throws -> Void,
         completion: @escaping (Result<Void, any Error>) -> Void
@@ -344,6 +361,7 @@ public final class Environment: @unchecked Sendable {
             writer.stop()
             for reader in readerPool.withLock({ $0 }) { mdb_txn_abort(reader.txn) }
             mdb_env_close(handle)
+            closing.leave()
         }
     }
 }

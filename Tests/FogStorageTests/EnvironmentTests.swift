@@ -89,15 +89,20 @@ import Testing
                     if case .success = result { succeeded.increment() }
                 })
             }
-            // close() waits for the writer, which waits for the gate.
+            // close() waits for the writer, which waits for the gate. Both sides run
+            // on their own threads: nothing here needs the cooperative pool, which
+            // other tests' close() calls may be holding.
             let closing = Flag()
-            async let closed: Void = runOnThreads(1) { _ in
-                closing.set()
-                environment.close()
+            await runOnThreads(2) { thread in
+                if thread == 0 {
+                    closing.set()
+                    environment.close()
+                } else {
+                    while !closing.isSet { sched_yield() }
+                    Thread.sleep(forTimeInterval: 0.01)
+                    gate.open()
+                }
             }
-            while !closing.isSet { await Task.yield() }
-            gate.open()
-            await closed
             #expect(environment.isClosed)
             #expect(succeeded.value == 50)
 
@@ -107,16 +112,57 @@ import Testing
         }
     }
 
+    @Test func closingOneEnvironmentDoesNotHoldUpOpeningAnother() async throws {
+        // An environment whose close waits for a long queue of writes must not stop
+        // other directories from opening (or closing) meanwhile: async code that
+        // closes environments on the cooperative pool would otherwise stall, and a
+        // write or completion that opens another environment would deadlock.
+        try await withTemporaryDirectory { temporary in
+            let first = try Environment.open(directory: temporary.appending("first"), configuration: testConfiguration())
+            let gate = WriterGate()
+            try gate.hold(first)
+            let closing = Flag()
+            let secondOpened = DispatchSemaphore(value: 0)
+            let failures = FailureLog()
+            await runOnThreads(3) { thread in
+                switch thread {
+                case 0:
+                    closing.set()
+                    first.close()  // waits for the held writer
+                case 1:
+                    while !closing.isSet { sched_yield() }
+                    Thread.sleep(forTimeInterval: 0.05)  // let close() reach the writer
+                    do {
+                        let second = try Environment.open(
+                            directory: temporary.appending("second"), configuration: testConfiguration())
+                        second.close()
+                    } catch {
+                        failures.record("opening the second environment failed: \(error)")
+                    }
+                    secondOpened.signal()
+                default:
+                    // A generous bound, so that a failure shows instead of a hang.
+                    if secondOpened.wait(timeout: .now() + 5) == .timedOut {
+                        failures.record("opening another directory waited for the first environment's close")
+                    }
+                    gate.open()
+                }
+            }
+            failures.report()
+            #expect(first.isClosed)
+        }
+    }
+
     @Test func askingForATableNotInTheConfigurationStopsTheProgram() async throws {
         // The child processes die on a precondition, so the parent owns the directory.
         try await withTemporaryDirectory { temporary in
             let path = temporary.url.path
-            await #expect(processExitsWith: .signal(SIGILL)) { [path = path as String] in
+            await #expect(processExitsWith: .failure) { [path = path as String] in
                 let environment = try Environment.open(
                     directory: URL(fileURLWithPath: path).appendingPathComponent("one"), configuration: testConfiguration())
                 _ = environment.table(named: "c")
             }
-            await #expect(processExitsWith: .signal(SIGILL)) { [path = path as String] in
+            await #expect(processExitsWith: .failure) { [path = path as String] in
                 let directory = URL(fileURLWithPath: path).appendingPathComponent("two")
                 _ = try Environment.open(directory: directory, configuration: testConfiguration())
                 var more = testConfiguration()

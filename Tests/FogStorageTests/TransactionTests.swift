@@ -448,14 +448,3 @@ import Testing
         }
     }
 }
-
-/// Whether `key` lies within `range`, by the model's byte order.
-func contains(_ range: ScanRange, _ key: [UInt8]) -> Bool {
-    if let lower = range.lower {
-        if range.lowerInclusive ? precedes(key, lower) : !precedes(lower, key) { return false }
-    }
-    if let upper = range.upper {
-        if range.upperInclusive ? precedes(upper, key) : !precedes(key, upper) { return false }
-    }
-    return true
-}

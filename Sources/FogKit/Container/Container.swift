@@ -30,7 +30,7 @@ public final class Container: Sendable {
     public let configuration: Configuration
 
     let engine: Engine
-    private let closed = Mutex(false)
+    private let closed = ClosedFlag()
     /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
     let userRecordName: String?
 
@@ -73,9 +73,10 @@ public final class Container: Sendable {
             engine.close()
             throw FogError.wrapping(error)
         }
-        publicCloudDatabase = Database(scope: .public, engine: engine, user: userRecordName, limits: configuration.limits)
-        privateCloudDatabase = Database(scope: .private, engine: engine, user: userRecordName, limits: configuration.limits)
-        sharedCloudDatabase = Database(scope: .shared, engine: engine, user: userRecordName, limits: configuration.limits)
+        let closed = self.closed
+        publicCloudDatabase = Database(scope: .public, engine: engine, user: userRecordName, limits: configuration.limits, closedFlag: closed)
+        privateCloudDatabase = Database(scope: .private, engine: engine, user: userRecordName, limits: configuration.limits, closedFlag: closed)
+        sharedCloudDatabase = Database(scope: .shared, engine: engine, user: userRecordName, limits: configuration.limits, closedFlag: closed)
     }
 
     /// The database for `databaseScope`; the same instance as the matching property.
@@ -109,10 +110,6 @@ public final class Container: Sendable {
     /// A container is not closed when it is released, because its databases may
     /// outlive it (`let db = try Container(...).privateCloudDatabase`).
     public func close() {
-        let first = closed.withLock { closed in
-            defer { closed = true }
-            return !closed
-        }
-        if first { engine.close() }
+        if closed.set() { engine.close() }
     }
 }

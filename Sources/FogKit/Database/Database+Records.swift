@@ -10,13 +10,16 @@ extension Database {
     ///   name, key or value type, `limitExceeded` for an oversized record.
     @discardableResult
     public func save(_ record: Record) async throws -> Record {
-        let result = try await modifyRecords(saving: [record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
-        return try result.saveResults[record.recordID]!.get()
+        try checkOpen()
+        let outcome = try await engine.modify(
+            saving: [record], deleting: [], policy: .ifServerRecordUnchanged, atomic: false, limits: limits, context: context)
+        return try outcome.saveResults[0].1.get()
     }
 
     /// Fetches one record.
     /// - Throws: ``FogError/Code/unknownItem`` when it does not exist.
     public func record(for recordID: Record.ID) async throws -> Record {
+        try checkOpen()
         let results = try engine.fetch([recordID], desiredKeys: nil, context: context)
         return try results[0].1.get()
     }
@@ -26,7 +29,8 @@ extension Database {
     public func records(
         for ids: [Record.ID], desiredKeys: [Record.FieldKey]? = nil
     ) async throws -> [Record.ID: Result<Record, any Error>] {
-        try Self.dictionary(engine.fetch(ids, desiredKeys: desiredKeys, context: context))
+        try checkOpen()
+        return try Self.dictionary(engine.fetch(ids, desiredKeys: desiredKeys, context: context))
     }
 
     /// Deletes a record, and the records that reference it with `deleteSelf`
@@ -34,8 +38,10 @@ extension Database {
     /// - Throws: ``FogError/Code/unknownItem`` when it does not exist.
     @discardableResult
     public func deleteRecord(withID recordID: Record.ID) async throws -> Record.ID {
-        let result = try await modifyRecords(saving: [], deleting: [recordID], savePolicy: .ifServerRecordUnchanged, atomically: false)
-        try result.deleteResults[recordID]!.get()
+        try checkOpen()
+        let outcome = try await engine.modify(
+            saving: [], deleting: [recordID], policy: .ifServerRecordUnchanged, atomic: false, limits: limits, context: context)
+        try outcome.deleteResults[0].1.get()
         return recordID
     }
 
@@ -54,6 +60,7 @@ extension Database {
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID],
         savePolicy: RecordSavePolicy = .ifServerRecordUnchanged, atomically: Bool = true
     ) async throws -> (saveResults: [Record.ID: Result<Record, any Error>], deleteResults: [Record.ID: Result<Void, any Error>]) {
+        try checkOpen()
         let outcome = try await engine.modify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: savePolicy, atomic: atomically, limits: limits,
             context: context)

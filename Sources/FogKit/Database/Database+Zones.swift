@@ -5,6 +5,7 @@ extension Database {
     ///   for a bad zone name.
     @discardableResult
     public func save(_ zone: RecordZone) async throws -> RecordZone {
+        try checkOpen()
         let result = try await engine.modifyZones(saving: [zone], deleting: [], context: context)
         return try result.saves[0].1.get()
     }
@@ -12,11 +13,13 @@ extension Database {
     /// Fetches one zone.
     /// - Throws: ``FogError/Code/zoneNotFound`` when it does not exist.
     public func recordZone(for zoneID: RecordZone.ID) async throws -> RecordZone {
-        try engine.fetchZones([zoneID], context: context)[0].1.get()
+        try checkOpen()
+        return try engine.fetchZones([zoneID], context: context)[0].1.get()
     }
 
     /// Fetches zones by ID, each with its own result.
     public func recordZones(for ids: [RecordZone.ID]) async throws -> [RecordZone.ID: Result<RecordZone, any Error>] {
+        try checkOpen()
         var result: [RecordZone.ID: Result<RecordZone, any Error>] = [:]
         for (id, r) in try engine.fetchZones(ids, context: context) { result[id] = r.mapError { $0 } }
         return result
@@ -24,13 +27,15 @@ extension Database {
 
     /// Every zone of the database, the default zone first.
     public func allRecordZones() async throws -> [RecordZone] {
-        try engine.allZones(context: context)
+        try checkOpen()
+        return try engine.allZones(context: context)
     }
 
     /// Deletes a zone and every record in it.
     /// - Throws: `zoneNotFound` when it does not exist; `invalidArguments` for the default zone.
     @discardableResult
     public func deleteRecordZone(withID zoneID: RecordZone.ID) async throws -> RecordZone.ID {
+        try checkOpen()
         let result = try await engine.modifyZones(saving: [], deleting: [zoneID], context: context)
         try result.deletes[0].1.get()
         return zoneID
@@ -40,6 +45,7 @@ extension Database {
     public func modifyRecordZones(
         saving recordZonesToSave: [RecordZone], deleting recordZoneIDsToDelete: [RecordZone.ID]
     ) async throws -> (saveResults: [RecordZone.ID: Result<RecordZone, any Error>], deleteResults: [RecordZone.ID: Result<Void, any Error>]) {
+        try checkOpen()
         let result = try await engine.modifyZones(saving: recordZonesToSave, deleting: recordZoneIDsToDelete, context: context)
         var saves: [RecordZone.ID: Result<RecordZone, any Error>] = [:]
         for (id, r) in result.saves { saves[id] = r.mapError { $0 } }

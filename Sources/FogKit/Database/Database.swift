@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One of a container's three databases (CloudKit's `CKDatabase`).
 ///
@@ -15,9 +16,20 @@ public final class Database: Sendable, CustomStringConvertible {
     let limits: OperationLimits
     /// The queue that runs operations added with ``add(_:)``.
     let operationQueue: OperationQueue
+    /// Set when the container that made this database is closed.
+    let closedFlag: ClosedFlag
 
-    init(scope: Scope, engine: Engine, user: String?, limits: OperationLimits) {
+    /// Whether the container that made this database was closed.
+    var isClosed: Bool { closedFlag.isSet }
+
+    /// Throws when the container was closed.
+    func checkOpen() throws(FogError) {
+        if closedFlag.isSet { throw FogError(.internalError, message: "the container is closed") }
+    }
+
+    init(scope: Scope, engine: Engine, user: String?, limits: OperationLimits, closedFlag: ClosedFlag) {
         self.databaseScope = scope
+        self.closedFlag = closedFlag
         self.operationQueue = OperationQueue()
         operationQueue.name = "FogKit.Database.\(scope)"
         self.engine = engine
@@ -46,4 +58,17 @@ public final class Database: Sendable, CustomStringConvertible {
 
     /// `<Database scope>`.
     public var description: String { "<Database \(databaseScope)>" }
+}
+
+/// A flag a container sets when it closes, shared with its databases.
+final class ClosedFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    /// Sets the flag; returns whether this call set it.
+    func set() -> Bool {
+        value.withLock { value in
+            defer { value = true }
+            return !value
+        }
+    }
 }

@@ -68,7 +68,7 @@ struct ByteReader {
     var isAtEnd: Bool { offset >= buffer.count }
 
     @inline(__always) mutating func need(_ n: Int) throws {
-        guard n >= 0, offset + n <= buffer.count else {
+        guard n >= 0, n <= buffer.count - offset else {
             throw FormatError(message: "truncated at byte \(offset) (need \(n) of \(buffer.count - offset))")
         }
     }

@@ -84,6 +84,11 @@ extension Engine {
                 if entry.name != stored.recordName || entry.zone != stored.zone {
                     problem("row \(row) holds \(stored.recordName) in zone \(stored.zone) but is named \(entry.name) in zone \(entry.zone)")
                 }
+                for target in Engine.deleteSelfTargets(of: stored.values) {
+                    if try !txn.contains(Layout.refKey(zone: stored.zone, target: target, source: row), in: refs) {
+                        problem("record \(stored.recordName) references \(target) with deleteSelf but has no reference entry")
+                    }
+                }
                 if let typeID = try names.id(stored.recordType) {
                     for (key, value) in stored.values {
                         guard let fieldID = try names.id(key) else {
@@ -116,6 +121,11 @@ extension Engine {
                     return true
                 }
                 if entry.zone != zone { problem("reference entry to \(target) is in zone \(zone), its source in \(entry.zone)") }
+                if let stored = try txn.withValue(forKey: bigEndianKey(source), in: records, { try? RecordCodec.decode($0, names: &names) }),
+                    let source = stored, !Engine.deleteSelfTargets(of: source.values).contains(target)
+                {
+                    problem("reference entry says \(source.recordName) references \(target) with deleteSelf, but it does not")
+                }
                 return true
             }
 

@@ -168,6 +168,18 @@ extension Engine {
         }
     }
 
+    /// Flushes a copied asset and the folder entry naming it to disk, so a durable
+    /// commit never points at a file the system has not written yet.
+    private static func flush(_ file: URL) throws {
+        let handle = try FileHandle(forUpdating: file)
+        try handle.synchronize()
+        try handle.close()
+        if let folder = FileHandle(forReadingAtPath: file.deletingLastPathComponent().path) {
+            try? folder.synchronize()
+            try? folder.close()
+        }
+    }
+
     private func storeAsset(_ asset: Asset, key: String) throws(FogError) -> Asset {
         guard let url = asset.fileURL, FileManager.default.fileExists(atPath: url.path) else {
             throw FogError(.assetFileNotFound, message: "field '\(key)': asset file \(asset.fileURL?.path ?? "nil") does not exist")
@@ -176,6 +188,7 @@ extension Engine {
         let destination = assetDirectory.appendingPathComponent(name)
         do {
             try FileManager.default.copyItem(at: url, to: destination)
+            if durability != .none { try Self.flush(destination) }
             let size = (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.int64Value ?? 0
             return Asset(storedName: name, size: size, directory: assetDirectory)
         } catch {
@@ -550,6 +563,13 @@ struct ModifyRun {
     }
 
     private func deleteSelfTargets(_ values: [String: FieldValue]) -> Set<String> {
+        Engine.deleteSelfTargets(of: values)
+    }
+}
+
+extension Engine {
+    /// The names of the records that `values` reference with `deleteSelf`.
+    static func deleteSelfTargets(of values: [String: FieldValue]) -> Set<String> {
         var targets: Set<String> = []
         for value in values.values {
             switch value {

@@ -10,6 +10,7 @@ final class Engine: Sendable {
     let assetDirectory: URL
     let names = NameCache()
     let incarnation: [UInt8]
+    let durability: Container.Durability
 
     let meta: Table
     let zones: Table
@@ -23,6 +24,7 @@ final class Engine: Sendable {
     init(directory: URL, identifier: String, durability: Container.Durability) throws {
         self.directory = directory
         self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
+        self.durability = durability
         // An existing file must already be a FogKit store: opening it creates nothing.
         let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
         let environment: Environment
@@ -78,13 +80,23 @@ final class Engine: Sendable {
             return incarnation
         }
         if existed {
-            throw FogError(.incompatibleVersion, message: "the store has no FogKit format version; it is not a FogKit store")
+            // The tables exist but no format was written: either another container is
+            // creating this store right now, or a crash came between creating the tables
+            // and writing the format. Both leave every table empty; anything else is not
+            // a FogKit store.
+            let empty = try environment.read { txn in
+                try Layout.allTables.allSatisfy { try txn.count(of: environment.table(named: $0)) == 0 || $0 == Layout.meta }
+            }
+            guard empty else {
+                throw FogError(.incompatibleVersion, message: "the store has no FogKit format version; it is not a FogKit store")
+            }
         }
         var incarnation = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
         for i in incarnation.indices { incarnation[i] = UInt8.random(in: 0...255, using: &generator) }
         return try environment.writeAndWait { txn in
             if let existing = try txn.value(forKey: Layout.metaIncarnation, in: meta) { return existing }
+            guard try txn.count(of: meta) == 0 else { throw FormatError(message: "store without format version") }
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
             try txn.put(incarnation, forKey: Layout.metaIncarnation, in: meta)
             try txn.put(Array(identifier.utf8), forKey: Layout.metaIdentifier, in: meta)

@@ -95,10 +95,11 @@ enum RecordCodec {
                     guard let fieldType = FieldType(rawValue: entry.type) else {
                         throw FormatError(message: "field type code \(entry.type)")
                     }
-                    guard offset + entry.length <= buffer.count else { throw FormatError(message: "field \(key) truncated") }
+                    guard entry.length <= buffer.count - offset else { throw FormatError(message: "field \(key) truncated") }
                     let payload = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + entry.length])
                     values[key] = try decodePayload(payload, type: fieldType)
                 }
+                guard entry.length <= buffer.count - offset else { throw FormatError(message: "field table overruns the record") }
                 offset += entry.length
             }
         }

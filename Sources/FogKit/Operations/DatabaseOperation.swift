@@ -22,9 +22,6 @@ public class DatabaseOperation: Operation, @unchecked Sendable {
     /// A unique identifier of the operation, for logs.
     public let operationID: String = UUID().uuidString
 
-    private var deadline: DispatchWorkItem?
-    private var timedOut = false
-
     /// Creates an operation.
     override public init() {
         super.init()
@@ -44,24 +41,15 @@ public class DatabaseOperation: Operation, @unchecked Sendable {
         guard let database else {
             return finish(with: FogError(.invalidArguments, message: "the operation has no database: add it with Database.add(_:) or set its database"))
         }
-        let timeout = configuration.timeoutIntervalForResource
-        if timeout > 0, timeout.isFinite {
-            let item = DispatchWorkItem { [weak self] in
-                self?.timedOut = true
-                self?.cancel()
-            }
-            deadline = item
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: item)
+        guard !database.isClosed else {
+            return finish(with: FogError(.internalError, message: "the container is closed"))
         }
-        defer { deadline?.cancel() }
         execute(in: database)
     }
 
-    /// The error a cancelled (or timed-out) operation reports.
+    /// The error a cancelled operation reports.
     func cancellationError() -> FogError {
-        timedOut
-            ? FogError(.operationCancelled, message: "the operation timed out after \(configuration.timeoutIntervalForResource) s")
-            : FogError(.operationCancelled, message: "the operation was cancelled")
+        FogError(.operationCancelled, message: "the operation was cancelled")
     }
 
     /// Does the work and reports it through the callbacks. Subclasses override it.
@@ -82,8 +70,8 @@ extension DatabaseOperation {
         public var isLongLived = false
         /// Kept for source compatibility (an idle timeout for network requests).
         public var timeoutIntervalForRequest: TimeInterval = 60
-        /// The longest the operation may take before it is cancelled, in seconds;
-        /// 7 days by default, as in CloudKit. Work already committed stays committed.
+        /// Kept for source compatibility; 7 days by default, as in CloudKit. A FogKit
+        /// operation makes one storage request, which is never interrupted once made.
         public var timeoutIntervalForResource: TimeInterval = 604_800
 
         /// Creates a configuration with CloudKit's defaults.

@@ -35,6 +35,17 @@ public final class FetchRecordsOperation: DatabaseOperation, @unchecked Sendable
     private var legacyPerRecord: ((Record?, Record.ID?, (any Error)?) -> Void)?
     private var legacyCompletion: (([Record.ID: Record]?, (any Error)?) -> Void)?
 
+    /// Whether the operation fetches the current user's record instead of ``recordIDs``.
+    private var fetchesCurrentUserRecord = false
+
+    /// An operation that fetches the current user's record (type `Users`) from its
+    /// database. Fails with ``FogError/Code/notAuthenticated`` for nobody.
+    public static func fetchCurrentUserRecordOperation() -> FetchRecordsOperation {
+        let operation = FetchRecordsOperation()
+        operation.fetchesCurrentUserRecord = true
+        return operation
+    }
+
     /// Creates an operation that fetches the records with `recordIDs`.
     public convenience init(recordIDs: [Record.ID]) {
         self.init()
@@ -42,6 +53,12 @@ public final class FetchRecordsOperation: DatabaseOperation, @unchecked Sendable
     }
 
     override func execute(in database: Database) {
+        if fetchesCurrentUserRecord {
+            guard let user = database.context.user else {
+                return finish(with: FogError(.notAuthenticated, message: "the container was opened on behalf of nobody"))
+            }
+            recordIDs = [Record.ID(recordName: user)]
+        }
         let ids = recordIDs ?? []
         let results: [(Record.ID, Result<Record, FogError>)]
         do {

@@ -135,6 +135,17 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         setFieldValue(value?.recordFieldValue, forKey: key)
     }
 
+    /// The value of the field `key` (the key-value-coding spelling CloudKit code uses).
+    public func value(forKey key: FieldKey) -> (any RecordValueProtocol)? {
+        object(forKey: key)
+    }
+
+    /// Sets the field `key` to `value`, or removes it when `nil` (the key-value-coding
+    /// spelling CloudKit code uses).
+    public func setValue(_ value: (any RecordValueProtocol)?, forKey key: FieldKey) {
+        setObject(value, forKey: key)
+    }
+
     /// The stored form of the field `key`, or `nil` when it is not set.
     public func fieldValue(forKey key: FieldKey) -> FieldValue? {
         state.withLock { $0.values[key] }

@@ -78,6 +78,22 @@ extension Int8: RecordListElement {
     public static func makeList(_ elements: [Int8]) -> FieldValue { .int64List(elements.map(Int64.init)) }
 }
 
+extension UInt64: RecordListElement {
+    /// The integer, stored as `Int64` as `NSNumber.int64Value` converts it (values
+    /// above `Int64.max` wrap, as in CloudKit).
+    public var recordFieldValue: FieldValue { .int64(Int64(truncatingIfNeeded: self)) }
+    /// A list of integers.
+    public static func makeList(_ elements: [UInt64]) -> FieldValue { .int64List(elements.map { Int64(truncatingIfNeeded: $0) }) }
+}
+
+extension UInt: RecordListElement {
+    /// The integer, stored as `Int64` as `NSNumber.int64Value` converts it (values
+    /// above `Int64.max` wrap, as in CloudKit).
+    public var recordFieldValue: FieldValue { .int64(Int64(truncatingIfNeeded: self)) }
+    /// A list of integers.
+    public static func makeList(_ elements: [UInt]) -> FieldValue { .int64List(elements.map { Int64(truncatingIfNeeded: $0) }) }
+}
+
 extension UInt32: RecordListElement {
     /// The integer, stored as `Int64`.
     public var recordFieldValue: FieldValue { .int64(Int64(self)) }

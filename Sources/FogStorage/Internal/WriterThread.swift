@@ -20,6 +20,8 @@ final class WriterThread: @unchecked Sendable {
     /// the waiting tasks (a system call each) overlaps the next commit instead of
     /// delaying it.
     private let completions = DispatchQueue(label: "FogStorage.writer.completions")
+    private let completionKey = DispatchSpecificKey<Bool>()
+    private let started = DispatchSemaphore(value: 0)
     unowned(unsafe) var environment: Environment!
     private(set) var threadID: pthread_t?
 
@@ -28,8 +30,10 @@ final class WriterThread: @unchecked Sendable {
     let requestCount = Atomic<Int>(0)
 
     func start() {
+        completions.setSpecific(key: completionKey, value: true)
         let thread = Thread { [self] in
             threadID = pthread_self()
+            started.signal()
             run()
             finished.signal()
         }
@@ -37,7 +41,12 @@ final class WriterThread: @unchecked Sendable {
         thread.stackSize = 8 << 20
         self.thread = thread
         thread.start()
+        // `threadID` is set before anyone can ask `isCurrent`.
+        started.wait()
     }
+
+    /// Whether the caller is running a write's completion.
+    var isCompletingWrites: Bool { DispatchQueue.getSpecific(key: completionKey) == true }
 
     /// Whether the caller is the writer thread.
     var isCurrent: Bool {
@@ -58,6 +67,7 @@ final class WriterThread: @unchecked Sendable {
 
     /// Finishes the queued jobs and their completions, then ends the thread and waits for it.
     func stop() {
+        precondition(!isCompletingWrites, "FogStorage misuse: an environment closed from a write's completion")
         condition.lock()
         stopping = true
         condition.signal()

@@ -162,6 +162,17 @@ func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     a.lexicographicallyPrecedes(b)
 }
 
+/// Whether `key` lies within `range`, by the model's byte order.
+func contains(_ range: ScanRange, _ key: [UInt8]) -> Bool {
+    if let lower = range.lower {
+        if range.lowerInclusive ? precedes(key, lower) : !precedes(lower, key) { return false }
+    }
+    if let upper = range.upper {
+        if range.upperInclusive ? precedes(upper, key) : !precedes(key, upper) { return false }
+    }
+    return true
+}
+
 /// A key/value pair copied out of a table.
 struct Entry: Hashable, Sendable, CustomStringConvertible {
     var key: [UInt8]
