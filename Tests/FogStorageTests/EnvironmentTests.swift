@@ -130,8 +130,8 @@ import Testing
                     closing.set()
                     first.close()  // waits for the held writer
                 case 1:
-                    while !closing.isSet { sched_yield() }
-                    Thread.sleep(forTimeInterval: 0.05)  // let close() reach the writer
+                    while !closing.isSet || !first.isClosed { sched_yield() }
+                    Thread.sleep(forTimeInterval: 0.02)  // let close() reach the writer
                     do {
                         let second = try Environment.open(
                             directory: temporary.appending("second"), configuration: testConfiguration())
@@ -150,6 +150,46 @@ import Testing
             }
             failures.report()
             #expect(first.isClosed)
+        }
+    }
+
+    @Test func reopeningADirectoryWhileItsCloseFinishesWaitsForTheClose() async throws {
+        try await withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            let first = try Environment.open(directory: directory, configuration: testConfiguration())
+            let a = first.table(named: "a")
+            let gate = WriterGate()
+            try gate.hold(first)
+            for i in 0..<50 {
+                try first.enqueueWrite({ try $0.put([UInt8(i)], forKey: key(i), in: a) }, completion: { _ in })
+            }
+            let failures = FailureLog()
+            let seen = Mutex<(sameInstance: Bool, count: Int)?>(nil)
+            await runOnThreads(3) { thread in
+                switch thread {
+                case 0:
+                    first.close()  // waits for the held writer and its 50 queued writes
+                case 1:
+                    while !first.isClosed { sched_yield() }
+                    do {
+                        // Must wait for the close, then open the files afresh.
+                        let second = try Environment.open(directory: directory, configuration: testConfiguration())
+                        defer { second.close() }
+                        let count = try second.read { try $0.count(of: second.table(named: "a")) }
+                        seen.withLock { $0 = (second === first, count) }
+                    } catch {
+                        failures.record("reopening failed: \(error)")
+                    }
+                default:
+                    while !first.isClosed { sched_yield() }
+                    Thread.sleep(forTimeInterval: 0.05)
+                    gate.open()
+                }
+            }
+            failures.report()
+            let result = seen.withLock { $0 }
+            #expect(result?.sameInstance == false)
+            #expect(result?.count == 50, "the reopened environment sees every write the close finished")
         }
     }
 
