@@ -32,11 +32,7 @@ public struct ScanRange: Sendable, Hashable {
     /// The smallest byte string greater than every string that starts with `prefix`,
     /// or `nil` when there is none (the prefix is empty or all `0xFF`).
     public static func successor(ofPrefix prefix: [UInt8]) -> [UInt8]? {
-        var bytes = prefix
-        while let last = bytes.last, last == 0xFF { bytes.removeLast() }
-        guard !bytes.isEmpty else { return nil }
-        bytes[bytes.count - 1] += 1
-        return bytes
+        KeyRange.successor(ofPrefix: prefix)
     }
 
     /// The same range with an empty lower bound dropped (every key is above it;
