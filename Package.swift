@@ -15,7 +15,8 @@ let package = Package(
         .executable(name: "fog", targets: ["fog"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // MARK: - C
@@ -26,7 +27,11 @@ let package = Package(
         ),
         // MARK: - Library layers (arrows point down only)
         .target(name: "FogStorage", dependencies: ["CLMDB"], swiftSettings: swiftSettings),
-        .target(name: "FogKit", dependencies: ["FogStorage"], swiftSettings: swiftSettings),
+        .target(
+            name: "FogKit",
+            dependencies: ["FogStorage", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: swiftSettings
+        ),
         // MARK: - Command line
         .executableTarget(
             name: "fog",

@@ -14,6 +14,8 @@ public final class Database: Sendable, CustomStringConvertible {
     let engine: Engine
     let context: DatabaseContext
     let limits: OperationLimits
+    /// How queries treat missing indexes.
+    let environment: Container.Environment
     /// The queue that runs operations added with ``add(_:)``.
     let operationQueue: OperationQueue
     /// Set when the container that made this database is closed.
@@ -27,7 +29,7 @@ public final class Database: Sendable, CustomStringConvertible {
         if closedFlag.isSet { throw FogError(.internalError, message: "the container is closed") }
     }
 
-    init(scope: Scope, engine: Engine, user: String?, limits: OperationLimits, closedFlag: ClosedFlag) {
+    init(scope: Scope, engine: Engine, user: String?, limits: OperationLimits, environment: Container.Environment, closedFlag: ClosedFlag) {
         self.databaseScope = scope
         self.closedFlag = closedFlag
         self.operationQueue = OperationQueue()
@@ -35,6 +37,7 @@ public final class Database: Sendable, CustomStringConvertible {
         self.engine = engine
         self.context = DatabaseContext(scope: scope, user: user)
         self.limits = limits
+        self.environment = environment
     }
 
     /// The scope of a database (CloudKit's `CKDatabase.Scope`).

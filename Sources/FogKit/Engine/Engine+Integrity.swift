@@ -68,6 +68,8 @@ extension Engine {
 
             // Rows: decodable, named, consistent with their name entry and the schema.
             var rowsSeen: Set<Int64> = []
+            var expectedIndexKeys: Set<[UInt8]> = []
+            let catalog = try indexCatalog.indexes(engine: self, txn: txn, names: &names)
             try txn.scan(records) { key, value in
                 report.recordCount += 1
                 let row = try readBigEndianKey(key)
@@ -90,6 +92,9 @@ extension Engine {
                     }
                 }
                 if let typeID = try names.id(stored.recordType) {
+                    expectedIndexKeys.formUnion(try IndexEntries.keys(
+                        of: stored, row: row, zone: stored.zone, type: typeID, indexes: catalog[stored.recordType] ?? .none
+                    ) { try names.id($0) })
                     for (key, value) in stored.values {
                         guard let fieldID = try names.id(key) else {
                             problem("field \(key) of \(stored.recordName) has no interned name")
@@ -107,6 +112,21 @@ extension Engine {
             }
             for (row, entry) in rowsByName where !rowsSeen.contains(row) {
                 problem("record name \(entry.name) points at missing row \(row)")
+            }
+
+            // Query indexes: exactly the entries the records and the declared indexes call for.
+            var indexKeysSeen = 0
+            try txn.scan(indexTable) { key, _ in
+                report.indexEntryCount += 1
+                if expectedIndexKeys.contains(Array(key)) {
+                    indexKeysSeen += 1
+                } else {
+                    problem("index entry \(Array(key).map { String($0, radix: 16) }.joined(separator: " ")) belongs to no record")
+                }
+                return true
+            }
+            if indexKeysSeen != expectedIndexKeys.count {
+                problem("\(expectedIndexKeys.count - indexKeysSeen) index entries that records call for are missing")
             }
 
             // deleteSelf references: each entry's source row exists and references the target.

@@ -524,6 +524,7 @@ struct ModifyRun {
             if p.existing == nil {
                 try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: engine.recordNames)
             }
+            try engine.updateIndexEntries(old: p.existing?.record, new: stored, row: row, zone: zone.id, txn: txn, names: &names.resolver)
             let oldTargets = p.existing.map { deleteSelfTargets($0.record.values) } ?? []
             let newTargets = deleteSelfTargets(p.values)
             for target in oldTargets.subtracting(newTargets) {
@@ -541,6 +542,7 @@ struct ModifyRun {
         guard visited.insert(row).inserted else { return }
         try txn.delete(bigEndianKey(row), in: engine.records)
         try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: engine.recordNames)
+        try engine.updateIndexEntries(old: record, new: nil, row: row, zone: zone, txn: txn, names: &names.resolver)
         for target in deleteSelfTargets(record.values) {
             try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: engine.refs)
         }

@@ -166,6 +166,7 @@ extension Engine {
         for row in rows { try txn.delete(bigEndianKey(row), in: records) }
         try txn.deleteAll(in: recordNames, range: .prefix(prefix))
         try txn.deleteAll(in: refs, range: .prefix(prefix))
+        try txn.deleteAll(in: indexTable, range: .prefix(Layout.indexPrefix(zone: info.id)))
     }
 
     /// Fetches zones by ID.

@@ -9,6 +9,8 @@ final class Engine: Sendable {
     let directory: URL
     let assetDirectory: URL
     let names = NameCache()
+    let indexCatalog = IndexCatalog()
+    let advisor = IndexAdvisor()
     let incarnation: [UInt8]
     let durability: Container.Durability
 
@@ -20,6 +22,7 @@ final class Engine: Sendable {
     let schema: Table
     let users: Table
     let refs: Table
+    let indexTable: Table
 
     init(directory: URL, identifier: String, durability: Container.Durability) throws {
         self.directory = directory
@@ -46,9 +49,12 @@ final class Engine: Sendable {
         schema = environment.table(named: Layout.schema)
         users = environment.table(named: Layout.users)
         refs = environment.table(named: Layout.refs)
+        indexTable = environment.table(named: Layout.indexes)
         do {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
-            incarnation = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier, existed: existed)
+            let (incarnation, version) = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier, existed: existed)
+            self.incarnation = incarnation
+            if version < Layout.formatVersion { try migrate(from: version) }
         } catch {
             environment.close()
             throw FogError.wrapping(error)
@@ -56,7 +62,7 @@ final class Engine: Sendable {
     }
 
     /// Writes the format version and incarnation of a new store, or checks them.
-    private static func initializeMeta(environment: Environment, meta: Table, identifier: String, existed: Bool) throws -> [UInt8] {
+    private static func initializeMeta(environment: Environment, meta: Table, identifier: String, existed: Bool) throws -> (incarnation: [UInt8], version: Int64) {
         let existing = try environment.read { txn -> ([UInt8]?, [UInt8]?, [UInt8]?) in
             (
                 try txn.value(forKey: Layout.metaFormat, in: meta),
@@ -66,10 +72,10 @@ final class Engine: Sendable {
         }
         if let format = existing.0 {
             let version = try format.withUnsafeBytes { try readBigEndianKey($0) }
-            guard version == Layout.formatVersion else {
+            guard Layout.readableFormatVersions.contains(version) else {
                 throw FogError(
                     .incompatibleVersion,
-                    message: "the store uses format version \(version); this FogKit reads version \(Layout.formatVersion)")
+                    message: "the store uses format version \(version); this FogKit reads versions \(Layout.readableFormatVersions.lowerBound) to \(Layout.formatVersion)")
             }
             if let stored = existing.2, let storedID = String(validating: stored, as: UTF8.self), storedID != identifier {
                 throw FogError(
@@ -77,7 +83,7 @@ final class Engine: Sendable {
                     message: "the store in this directory belongs to container \(storedID), not \(identifier)")
             }
             guard let incarnation = existing.1 else { throw FormatError(message: "store without incarnation") }
-            return incarnation
+            return (incarnation, version)
         }
         if existed {
             // The tables exist but no format was written: either another container is
@@ -94,7 +100,7 @@ final class Engine: Sendable {
         var incarnation = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
         for i in incarnation.indices { incarnation[i] = UInt8.random(in: 0...255, using: &generator) }
-        return try environment.writeAndWait { txn in
+        let created = try environment.writeAndWait { txn in
             if let existing = try txn.value(forKey: Layout.metaIncarnation, in: meta) { return existing }
             guard try txn.count(of: meta) == 0 else { throw FormatError(message: "store without format version") }
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
@@ -102,6 +108,7 @@ final class Engine: Sendable {
             try txn.put(Array(identifier.utf8), forKey: Layout.metaIdentifier, in: meta)
             return incarnation
         }
+        return (created, Layout.formatVersion)
     }
 
     func close() { environment.close() }

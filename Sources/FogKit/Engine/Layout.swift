@@ -4,7 +4,10 @@ import FogStorage
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
 enum Layout {
     /// The format version written in `meta`; a store with another version is refused.
-    static let formatVersion: Int64 = 1
+    static let formatVersion: Int64 = 2
+    /// The versions this FogKit opens; older ones are migrated when opened (see
+    /// `Engine.migrate(from:)`).
+    static let readableFormatVersions: ClosedRange<Int64> = 1...2
 
     static let meta = "meta"
     static let zones = "zones"

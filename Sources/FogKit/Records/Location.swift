@@ -5,7 +5,7 @@ import Foundation
 /// CoreLocation does not exist on Linux, so FogKit carries its own value with
 /// the properties CloudKit stores: coordinates, altitude, accuracies, course,
 /// speed and timestamp. Negative accuracies mean "invalid", as in CoreLocation.
-public struct Location: Sendable, Hashable, CustomStringConvertible {
+public struct Location: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Latitude in degrees, -90...90.
     public var latitude: Double
     /// Longitude in degrees, -180...180.

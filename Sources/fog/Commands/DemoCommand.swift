@@ -72,6 +72,19 @@ struct DemoCommand: AsyncParsableCommand {
             print("Deleted \(short(notes[2].recordID)); fetching it now gives \(error.code) (\(error.code.rawValue))")
         }
 
+        try await container.setIndexes(
+            ["tags": .queryable, "title": [.queryable, .sortable, .searchable]], ofRecordType: "Note")
+        let leisure = Query(recordType: "Note", predicate: try QueryPredicate(format: "tags CONTAINS %@", "leisure"))
+        leisure.sortDescriptors = [Query.SortDescriptor(key: "title", ascending: true)]
+        let (matches, _) = try await database.records(matching: leisure, inZoneWith: zone.zoneID, desiredKeys: ["title"])
+        print("Query \(leisure.predicate), sorted by title: \(matches.count) note\(matches.count == 1 ? "" : "s")")
+        for (id, result) in matches {
+            print("  \(short(id)): \((try? result.get())?["title"] as? String ?? "")")
+        }
+        let search = Query(recordType: "Note", predicate: try QueryPredicate(format: "self CONTAINS %@", "weekend"))
+        let plan = try database.explain(search, inZoneWith: zone.zoneID)
+        print("How `self CONTAINS \"weekend\"` runs: \(plan.access)")
+
         let bob = try Container(identifier: identifier, directory: directory, user: "bob")
         defer { bob.close() }
         do {

@@ -1,0 +1,93 @@
+import FogStorage
+
+extension Engine {
+    /// The system fields that take indexes, and the options each allows.
+    static let indexableSystemFields: [String: IndexOptions] = [
+        Record.SystemFieldKey.recordID: .queryable,
+        Record.SystemFieldKey.creationDate: [.queryable, .sortable],
+        Record.SystemFieldKey.modificationDate: [.queryable, .sortable],
+        Record.SystemFieldKey.creatorUserRecordID: [.queryable, .sortable],
+        Record.SystemFieldKey.lastModifiedUserRecordID: [.queryable, .sortable],
+        Record.SystemFieldKey.parent: [.queryable, .sortable],
+    ]
+
+    /// Sets the index options of fields of a record type, building or deleting their
+    /// entries for the records already stored, in one transaction.
+    func setIndexes(_ changes: [String: IndexOptions], recordType: String) async throws {
+        try Validation.recordType(recordType)
+        for (field, options) in changes {
+            if let allowed = Self.indexableSystemFields[field] {
+                guard allowed.isSuperset(of: options) else {
+                    throw FogError(
+                        .invalidArguments,
+                        message: "system field \(field) of \(recordType) can be \(allowed), not \(options.subtracting(allowed))")
+                }
+            } else if PredicateKey.referenceSystemKeys.contains(field) {
+                throw FogError(.invalidArguments, message: "system field \(field) cannot be indexed")
+            } else {
+                try Validation.fieldKey(field)
+            }
+        }
+        try await write { [self] txn, names in
+            let typeID = try names.intern(recordType)
+            let old = try indexCatalog.indexes(of: recordType, engine: self, txn: txn, names: &names.resolver)
+            var new = old
+            for field in changes.keys.sorted() {
+                let options = changes[field]!
+                let fieldID = try names.intern(field)
+                if let type = try names.fieldType(recordType: recordType, field: field) {
+                    try Self.check(options, for: type, field: field, recordType: recordType)
+                }
+                if options.isEmpty {
+                    new.fields[field] = nil
+                    try txn.delete(Layout.indexDefinitionKey(type: typeID, field: fieldID), in: schema)
+                } else {
+                    new.fields[field] = options
+                    try txn.put([options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: schema)
+                }
+            }
+            guard new != old else { return }
+            _ = try nextCounter(Layout.metaSchemaVersion, in: txn)
+            // Rebuild the entries of the records already stored, zone by zone.
+            var zoneIDs: [Int64] = []
+            try txn.scan(self.zoneIDs) { key, _ in
+                zoneIDs.append(try readBigEndianKey(key))
+                return true
+            }
+            for zone in zoneIDs {
+                var rows: [Int64] = []
+                try txn.scan(indexTable, range: .prefix(Layout.rowsPrefix(zone: zone, type: typeID))) { key, _ in
+                    var reader = KeyReader(key)
+                    for _ in 0..<3 { try reader.skipElement() }
+                    rows.append(try reader.readInt64())
+                    return true
+                }
+                for row in rows {
+                    var resolver = names.resolver
+                    guard let record = try txn.withValue(forKey: bigEndianKey(row), in: records, { try RecordCodec.decode($0, names: &resolver) }) else {
+                        throw FormatError(message: "index entry for missing row \(row)")
+                    }
+                    try updateIndexEntries(
+                        old: record, new: record, row: row, zone: zone, type: typeID, oldIndexes: old, newIndexes: new, txn: txn,
+                        names: &names.resolver)
+                }
+            }
+        }
+    }
+
+    /// Throws when `options` do not suit a field of `type`.
+    static func check(_ options: IndexOptions, for type: FieldType, field: String, recordType: String) throws(FogError) {
+        guard !options.isEmpty else { return }
+        if type == .asset || type == .assetList {
+            throw FogError(.invalidArguments, message: "field \(field) of \(recordType) holds assets, which cannot be indexed")
+        }
+        if options.contains(.searchable), type != .string, type != .stringList {
+            throw FogError(.invalidArguments, message: "field \(field) of \(recordType) holds \(type.name) values; only strings can be searchable")
+        }
+    }
+
+    /// The declared indexes of a record type.
+    func indexes(ofRecordType recordType: String) throws -> [String: IndexOptions] {
+        try read { txn, names in try indexCatalog.indexes(of: recordType, engine: self, txn: txn, names: &names).fields }
+    }
+}

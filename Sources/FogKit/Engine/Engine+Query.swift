@@ -1,0 +1,317 @@
+import FogStorage
+import Foundation
+import HeapModule
+
+extension Engine {
+    /// Runs one batch of a query in one read snapshot.
+    ///
+    /// - Parameter after: The cursor to continue from, or `nil` for the first batch.
+    func query(
+        _ query: Query, zoneID: RecordZone.ID, after: QueryCursorState?, desiredKeys: [String]?, resultsLimit: Int,
+        context: DatabaseContext, environment: Container.Environment
+    ) throws -> QueryPage {
+        guard resultsLimit >= 0 else {
+            throw FogError(.invalidArguments, message: "resultsLimit is \(resultsLimit); it must be positive, or maximumResults (0)")
+        }
+        if context.scope != .public, context.user == nil {
+            throw FogError(.notAuthenticated, message: "the \(context.scope) database needs a user; the container was opened on behalf of nobody")
+        }
+        let limit = resultsLimit == 0 ? QueryOperation.defaultBatchSize : resultsLimit
+        let now = Date()
+        let (page, advice) = try read { txn, names -> (QueryPage, [IndexAdvice]) in
+            let zone = try existingZone(zoneID, context: context, txn: txn)
+            let prepared = try prepare(
+                query, fixedOrder: after?.order, zone: zone?.id, desiredKeys: desiredKeys, now: now, txn: txn, names: &names)
+            let advice = prepared.missing.map { IndexAdvice(recordType: query.recordType, field: $0.field, options: $0.options, queryCount: 1) }
+            if environment == .production {
+                guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, indexes: prepared.indexes, txn: txn) else {
+                    throw FogError(.unknownItem, message: "Did not find record type: \(query.recordType)")
+                }
+                if let missing = prepared.missing.first {
+                    if missing.options == .searchable {
+                        throw FogError(.invalidArguments, message: "no field of record type \(query.recordType) is marked searchable")
+                    }
+                    let name = missing.field == Record.SystemFieldKey.recordID ? "recordName" : missing.field
+                    throw FogError(.invalidArguments, message: "Field '\(name)' is not marked \(missing.word)")
+                }
+            }
+            guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
+            var run = QueryRun(engine: self, prepared: prepared, zone: zone.id, type: typeID, txn: txn, names: names)
+            let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
+            names = run.names
+            let wanted = desiredKeys.map(Set.init)
+            let records = matches.map { match -> Record in
+                var stored = match.record
+                if let wanted { stored.values = stored.values.filter { wanted.contains($0.key) } }
+                return stored.makeRecord(zoneID: zoneID, assetDirectory: assetDirectory)
+            }
+            var cursor: QueryOperation.Cursor?
+            if more, let last = matches.last {
+                cursor = QueryOperation.Cursor(state: QueryCursorState(
+                    recordType: query.recordType, predicate: query.predicate.description, order: prepared.order,
+                    zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key)))
+            }
+            return (QueryPage(records: records, cursor: cursor), advice)
+        }
+        if environment == .development { advisor.record(advice) }
+        return page
+    }
+
+    /// Describes how a query would run, without running it.
+    func explain(
+        _ query: Query, zoneID: RecordZone.ID, desiredKeys: [String]?, resultsLimit: Int, context: DatabaseContext,
+        environment: Container.Environment
+    ) throws -> QueryPlan {
+        let limit = resultsLimit <= 0 ? QueryOperation.defaultBatchSize : resultsLimit
+        return try read { txn, names in
+            let zone = try existingZone(zoneID, context: context, txn: txn)
+            let p = try prepare(query, fixedOrder: nil, zone: zone?.id, desiredKeys: desiredKeys, now: Date(), txn: txn, names: &names)
+            let type = query.recordType
+            let access: String
+            var scans = false
+            switch p.path {
+            case .typeScan:
+                access = "scan of every \(type) record in the zone"
+                scans = true
+            case .recordNames(let list):
+                access = "record names (\(list.count) lookup\(list.count == 1 ? "" : "s"))"
+            case .values(let field, _, let values):
+                access = "index \(type).\(field) == " + values.map(\.description).joined(separator: ", ")
+                    + " (\(values.count) key\(values.count == 1 ? "" : "s"))"
+            case .tokens(let tokens):
+                access = "token index of \(type): " + tokens.joined(separator: ", ")
+            case .cells(let field, _, let runs):
+                access = "location index \(type).\(field), \(runs.count) runs of cells"
+            case .range(let field, _, _, _, _, _, let describe, _):
+                access = "index \(type).\(field)" + (describe == "all" ? ", every entry" : ": \(describe)") + (p.reverse ? ", in reverse" : "")
+                scans = describe == "all"
+            }
+            let orderText = p.order.isEmpty ? "row order" : p.order.map(\.description).joined(separator: ", ")
+            let order = p.pathGivesOrder ? "\(orderText), as the access path reads (stops after \(limit))" : "\(orderText), in memory (best \(limit) kept)"
+            return QueryPlan(
+                access: access,
+                filter: p.predicate == .value(true) ? "none" : p.predicate.formatted,
+                order: order,
+                fields: p.decodedFields.map { $0.isEmpty ? "none" : $0.sorted().joined(separator: ", ") } ?? "all",
+                scansRecordType: scans,
+                indexProvidesOrder: p.pathGivesOrder && !p.order.isEmpty,
+                missingIndexes: p.missing.map { IndexAdvice(recordType: type, field: $0.field, options: $0.options, queryCount: 0) },
+                header: "query \(type) in \(zoneID.zoneName) (\(environment))")
+        }
+    }
+
+    /// The stored zone a query runs in: `nil` for a default zone nobody wrote to.
+    private func existingZone(_ zoneID: RecordZone.ID, context: DatabaseContext, txn: ReadTransaction) throws -> ZoneInfo? {
+        let address = try address(of: zoneID, in: context)
+        let zone = try zoneInfo(at: address, in: txn)
+        if zone == nil, !address.isDefault {
+            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+        }
+        return zone
+    }
+
+    /// Whether the schema knows a record type: a field of it was saved or an index declared.
+    private func recordTypeIsKnown(_ typeID: Int64, indexes: TypeIndexes, txn: ReadTransaction) throws -> Bool {
+        if !indexes.fields.isEmpty { return true }
+        var w = KeyWriter(capacity: 12)
+        w.append("f")
+        w.append(typeID)
+        var found = false
+        try txn.scan(schema, range: .prefix(w.bytes)) { _, _ in
+            found = true
+            return false
+        }
+        if found { return true }
+        // A type whose records have no fields: look for one in any zone.
+        try txn.scan(zoneIDs) { key, _ in
+            let zone = try readBigEndianKey(key)
+            try txn.scan(indexTable, range: .prefix(Layout.rowsPrefix(zone: zone, type: typeID))) { _, _ in
+                found = true
+                return false
+            }
+            return !found
+        }
+        return found
+    }
+}
+
+/// A record that matched, with its order key.
+struct QueryMatch {
+    let row: Int64
+    let record: StoredRecord
+    let key: [UInt8]
+}
+
+/// One batch of a prepared query inside a read transaction.
+struct QueryRun {
+    let engine: Engine
+    let prepared: PreparedQuery
+    let zone: Int64
+    let type: Int64
+    let txn: ReadTransaction
+    var names: NameResolver
+
+    /// The matches of the batch, in order, and whether more match after them.
+    mutating func execute(limit: Int, after position: [UInt8]?) throws -> ([QueryMatch], Bool) {
+        let orderKey = OrderKey(order: prepared.order)
+        if prepared.pathGivesOrder {
+            var matches: [QueryMatch] = []
+            var more = false
+            try streamInOrder(after: position) { row in
+                guard let match = try check(row, orderKey) else { return true }
+                if matches.count == limit {
+                    more = true
+                    return false
+                }
+                matches.append(match)
+                return true
+            }
+            return (matches, more)
+        }
+        // Gather the candidates, keep the best `limit + 1` matches after the position.
+        var rows: [Int64] = []
+        try candidates { rows.append($0) }
+        rows.sort()
+        var heap = Heap<HeapItem>()
+        var previous: Int64?
+        for row in rows where row != previous {
+            previous = row
+            guard let match = try check(row, orderKey) else { continue }
+            // Continuing: only what comes after the cursor's position.
+            if let position, !position.lexicographicallyPrecedes(match.key) { continue }
+            heap.insert(HeapItem(match: match))
+            if heap.count > limit + 1 { _ = heap.removeMax() }
+        }
+        var sorted: [QueryMatch] = []
+        sorted.reserveCapacity(heap.count)
+        while let item = heap.popMin() { sorted.append(item.match) }
+        let more = sorted.count > limit
+        if more { sorted.removeLast(sorted.count - limit) }
+        return (sorted, more)
+    }
+
+    /// The record at `row` when it matches.
+    private mutating func check(_ row: Int64, _ orderKey: OrderKey) throws -> QueryMatch? {
+        let fields = prepared.decodedFields
+        var names = self.names
+        defer { self.names = names }
+        guard let record = try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { buffer in
+            try RecordCodec.decode(buffer, names: &names, desiredKeys: fields)
+        }) else { return nil }
+        guard record.zone == zone, record.recordType == prepared.recordType, prepared.evaluator.matches(prepared.predicate, record) else {
+            return nil
+        }
+        return QueryMatch(row: row, record: record, key: orderKey.key(for: record, row: row))
+    }
+
+    /// Visits the rows of an ordered path after `position`, in order, until `body` returns false.
+    private func streamInOrder(after position: [UInt8]?, _ body: (Int64) throws -> Bool) throws {
+        switch prepared.path {
+        case .typeScan:
+            let prefix = Layout.rowsPrefix(zone: zone, type: type)
+            var range = ScanRange.prefix(prefix)
+            if let position { (range.lower, range.lowerInclusive) = (prefix + position, false) }
+            try scanRows(range, prefixCount: prefix.count, skip: 0, body)
+        case .values(_, let id, let values):
+            let prefix = Layout.valuePrefix(zone: zone, type: type, field: id) + values[0].encoded
+            var range = ScanRange.prefix(prefix)
+            if let position { (range.lower, range.lowerInclusive) = (prefix + position, false) }
+            try scanRows(range, prefixCount: prefix.count, skip: 0, body)
+        case .range(_, let id, let lower, let lowerInclusive, let upper, let upperInclusive, _, _):
+            let prefix = Layout.valuePrefix(zone: zone, type: type, field: id)
+            var range = ScanRange(
+                lower: prefix + (lower ?? []), lowerInclusive: lowerInclusive,
+                upper: upper.map { prefix + $0 } ?? ScanRange.successor(ofPrefix: prefix), upperInclusive: upperInclusive)
+            if let position {
+                if prepared.reverse {
+                    let bound = prefix + OrderKey.complement(position)
+                    if range.upper.map({ bound.lexicographicallyPrecedes($0) || bound == $0 }) ?? true {
+                        (range.upper, range.upperInclusive) = (bound, false)
+                    }
+                } else {
+                    let bound = prefix + position
+                    if range.lower.map({ !bound.lexicographicallyPrecedes($0) }) ?? true {
+                        (range.lower, range.lowerInclusive) = (bound, false)
+                    }
+                }
+            }
+            try scanRows(range, prefixCount: prefix.count, skip: 1, reverse: prepared.reverse, body)
+        default:
+            preconditionFailure("QueryRun: \(prepared.path) gives no order")
+        }
+    }
+
+    /// Visits every candidate row of the path (rows may repeat).
+    private func candidates(_ body: (Int64) throws -> Void) throws {
+        let visit: (Int64) throws -> Bool = { try body($0); return true }
+        switch prepared.path {
+        case .recordNames(let list):
+            for name in list {
+                if let row = try engine.rowID(zone: zone, name: name, in: txn) { try body(row) }
+            }
+        case .values(_, let id, let values):
+            for value in values {
+                let prefix = Layout.valuePrefix(zone: zone, type: type, field: id) + value.encoded
+                try scanRows(.prefix(prefix), prefixCount: prefix.count, skip: 0, visit)
+            }
+        case .tokens(let tokens):
+            for token in tokens {
+                let prefix = Layout.tokenPrefix(zone: zone, type: type) + IndexValue.string(token).encoded
+                try scanRows(.prefix(prefix), prefixCount: prefix.count, skip: 0, visit)
+            }
+        case .cells(_, let id, let runs):
+            let prefix = Layout.cellPrefix(zone: zone, type: type, field: id)
+            for run in runs {
+                var low = KeyWriter(capacity: 24)
+                low.append(run.row)
+                low.append(run.columns.lowerBound)
+                var high = KeyWriter(capacity: 24)
+                high.append(run.row)
+                high.append(run.columns.upperBound)
+                let range = ScanRange(lower: prefix + low.bytes, upper: ScanRange.successor(ofPrefix: prefix + high.bytes))
+                try scanRows(range, prefixCount: prefix.count, skip: 2, visit)
+            }
+        case .range(_, let id, let lower, let lowerInclusive, let upper, let upperInclusive, _, _):
+            let prefix = Layout.valuePrefix(zone: zone, type: type, field: id)
+            let range = ScanRange(
+                lower: prefix + (lower ?? []), lowerInclusive: lowerInclusive,
+                upper: upper.map { prefix + $0 } ?? ScanRange.successor(ofPrefix: prefix), upperInclusive: upperInclusive)
+            try scanRows(range, prefixCount: prefix.count, skip: 1, visit)
+        case .typeScan:
+            let prefix = Layout.rowsPrefix(zone: zone, type: type)
+            try scanRows(.prefix(prefix), prefixCount: prefix.count, skip: 0, visit)
+        }
+    }
+
+    /// Scans index entries in `range` and hands `body` the row id that ends each key, after
+    /// the prefix and `skip` more elements.
+    private func scanRows(
+        _ range: ScanRange, prefixCount: Int, skip: Int, reverse: Bool = false, _ body: (Int64) throws -> Bool
+    ) throws {
+        try txn.scan(engine.indexTable, range: range, reverse: reverse) { key, _ in
+            var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefixCount...]))
+            for _ in 0..<skip { try reader.skipElement() }
+            return try body(try reader.readInt64())
+        }
+    }
+}
+
+/// A match in the heap, ordered by its order key.
+private struct HeapItem: Comparable {
+    let match: QueryMatch
+    static func < (a: HeapItem, b: HeapItem) -> Bool { a.match.key.lexicographicallyPrecedes(b.match.key) }
+    static func == (a: HeapItem, b: HeapItem) -> Bool { a.match.key == b.match.key }
+}
+
+extension IndexValue: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .null: "null"
+        case .string(let s): PredicateValue.quoted(s)
+        case .int(let i): String(i)
+        case .double(let d): d.description
+        case .date(let d): Date(timeIntervalSinceReferenceDate: d).description
+        case .bytes(let b): "<\(b.count) bytes>"
+        }
+    }
+}

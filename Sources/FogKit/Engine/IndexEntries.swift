@@ -1,0 +1,125 @@
+import FogStorage
+import Foundation
+
+extension StoredRecord {
+    /// The value of a user field or of a queryable system field, as predicates see it:
+    /// record IDs and user record IDs as references, dates as dates; `nil` when absent.
+    func value(forKey key: String) -> FieldValue? {
+        switch key {
+        case Record.SystemFieldKey.recordID: return .reference(Record.Reference(recordID: Record.ID(recordName: recordName), action: .none))
+        case Record.SystemFieldKey.creationDate: return .date(creationDate)
+        case Record.SystemFieldKey.modificationDate: return .date(modificationDate)
+        case Record.SystemFieldKey.creatorUserRecordID: return .reference(Record.Reference(recordID: Record.ID(recordName: creator), action: .none))
+        case Record.SystemFieldKey.lastModifiedUserRecordID:
+            return .reference(Record.Reference(recordID: Record.ID(recordName: modifier), action: .none))
+        case Record.SystemFieldKey.parent: return parent.map { .reference(Record.Reference(recordID: Record.ID(recordName: $0), action: .none)) }
+        case Record.SystemFieldKey.share: return share.map { .reference(Record.Reference(recordID: Record.ID(recordName: $0), action: .none)) }
+        default: return values[key]
+        }
+    }
+}
+
+/// The index entries of one record: what the `indexes` table holds for it.
+enum IndexEntries {
+    /// Every index key of `record` (stored at `row` in `zone`) under `indexes`.
+    ///
+    /// `fieldID` gives the interned id of a field name, or `nil` when the name was never
+    /// interned (then the field has no entries).
+    static func keys(
+        of record: StoredRecord, row: Int64, zone: Int64, type: Int64, indexes: TypeIndexes,
+        fieldID: (String) throws -> Int64?
+    ) rethrows -> Set<[UInt8]> {
+        var keys: Set<[UInt8]> = []
+        var w = KeyWriter(capacity: 24)
+        w.append(zone)
+        w.append(type)
+        w.append(Layout.rowsField)
+        w.append(row)
+        keys.insert(w.bytes)
+        guard !indexes.fields.isEmpty else { return keys }
+
+        var searchable: [FieldValue] = []
+        for (field, options) in indexes.fields where field != Record.SystemFieldKey.recordID {
+            let value = record.value(forKey: field)
+            if options.contains(.searchable), let value { searchable.append(value) }
+            guard !options.isDisjoint(with: [.queryable, .sortable]), let id = try fieldID(field) else { continue }
+            switch value {
+            case .location(let l)?:
+                keys.insert(cellKey(zone: zone, type: type, field: id, location: l, row: row))
+            case .locationList(let list)?:
+                for l in list { keys.insert(cellKey(zone: zone, type: type, field: id, location: l, row: row)) }
+            case let value?:
+                for element in IndexValue.entries(of: value) {
+                    keys.insert(valueKey(zone: zone, type: type, field: id, value: element, row: row))
+                }
+            case nil:
+                if options.contains(.sortable) {
+                    keys.insert(valueKey(zone: zone, type: type, field: id, value: .null, row: row))
+                }
+            }
+        }
+        for token in TextTokens.tokens(of: searchable) {
+            w.removeAll()
+            w.append(zone)
+            w.append(type)
+            w.append(Layout.tokensField)
+            w.append(token)
+            w.append(row)
+            keys.insert(w.bytes)
+        }
+        return keys
+    }
+
+    static func valueKey(zone: Int64, type: Int64, field: Int64, value: IndexValue, row: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 48)
+        w.append(zone)
+        w.append(type)
+        w.append(field)
+        w.append(Layout.valueKind)
+        value.append(to: &w)
+        w.append(row)
+        return w.bytes
+    }
+
+    static func cellKey(zone: Int64, type: Int64, field: Int64, location: Location, row: Int64) -> [UInt8] {
+        let cell = GeoGrid.cell(location)
+        var w = KeyWriter(capacity: 40)
+        w.append(zone)
+        w.append(type)
+        w.append(field)
+        w.append(Layout.cellKind)
+        w.append(cell.latitude)
+        w.append(cell.longitude)
+        w.append(row)
+        return w.bytes
+    }
+}
+
+extension Engine {
+    /// Brings the index entries of a record from `old` to `new` (either may be absent):
+    /// deletes the entries only `old` has and adds the ones only `new` has.
+    func updateIndexEntries(
+        old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, txn: WriteTransaction, names: inout NameResolver
+    ) throws {
+        guard let recordType = new?.recordType ?? old?.recordType, let type = try names.id(recordType) else { return }
+        let indexes = try indexCatalog.indexes(of: recordType, engine: self, txn: txn, names: &names)
+        try updateIndexEntries(old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names)
+    }
+
+    /// The general form: the old entries are computed under `oldIndexes` and the new ones
+    /// under `newIndexes` (an index definition change).
+    func updateIndexEntries(
+        old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, type: Int64, oldIndexes: TypeIndexes,
+        newIndexes: TypeIndexes, txn: WriteTransaction, names: inout NameResolver
+    ) throws {
+        let before = try old.map { try IndexEntries.keys(of: $0, row: row, zone: zone, type: type, indexes: oldIndexes) { try names.id($0) } } ?? []
+        let after = try new.map { try IndexEntries.keys(of: $0, row: row, zone: zone, type: type, indexes: newIndexes) { try names.id($0) } } ?? []
+        for key in before where !after.contains(key) { try txn.delete(key, in: indexTable) }
+        for key in after where !before.contains(key) { try txn.put([], forKey: key, in: indexTable) }
+    }
+
+    /// The commit sequence of the last index definition change (0 before any).
+    func schemaVersion(in txn: ReadTransaction) throws -> Int64 {
+        try txn.withValue(forKey: Layout.metaSchemaVersion, in: meta) { try readBigEndianKey($0) } ?? 0
+    }
+}

@@ -1,0 +1,147 @@
+import FogStorage
+import Foundation
+
+/// Keys of the `indexes` table and of index definitions in `schema`.
+///
+/// Every index entry is a tuple that starts with (zone id, record type id, field id):
+///
+/// | entry | key |
+/// |---|---|
+/// | the record exists | (zone, type, 0, row) |
+/// | a value (queryable / sortable; one per list element; null when absent and sortable) | (zone, type, field, 0, value, row) |
+/// | a location cell | (zone, type, field, 1, latitude cell, longitude cell, row) |
+/// | a text token of a searchable field | (zone, type, -1, token, row) |
+///
+/// Values are empty. `Docs/OnDiskFormat.md` describes the table; change both together.
+extension Layout {
+    static let metaSchemaVersion: [UInt8] = Array("schemaVersion".utf8)
+
+    /// `schema`: ("x", record type id, field id) → one byte of ``IndexOptions``.
+    static func indexDefinitionKey(type: Int64, field: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 20)
+        w.append("x")
+        w.append(type)
+        w.append(field)
+        return w.bytes
+    }
+
+    static let indexDefinitionPrefix: [UInt8] = {
+        var w = KeyWriter(capacity: 4)
+        w.append("x")
+        return w.bytes
+    }()
+
+    /// The field id of the "record exists" entries.
+    static let rowsField: Int64 = 0
+    /// The field id of the text-token entries.
+    static let tokensField: Int64 = -1
+    static let valueKind: Int64 = 0
+    static let cellKind: Int64 = 1
+
+    /// The prefix of every index entry of a zone.
+    static func indexPrefix(zone: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 9)
+        w.append(zone)
+        return w.bytes
+    }
+
+    /// (zone, type, 0): the "record exists" entries of a record type, in row order.
+    static func rowsPrefix(zone: Int64, type: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 24)
+        w.append(zone)
+        w.append(type)
+        w.append(rowsField)
+        return w.bytes
+    }
+
+    /// (zone, type, field, 0): the value entries of a field.
+    static func valuePrefix(zone: Int64, type: Int64, field: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 40)
+        w.append(zone)
+        w.append(type)
+        w.append(field)
+        w.append(valueKind)
+        return w.bytes
+    }
+
+    /// (zone, type, field, 1): the location cells of a field.
+    static func cellPrefix(zone: Int64, type: Int64, field: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 40)
+        w.append(zone)
+        w.append(type)
+        w.append(field)
+        w.append(cellKind)
+        return w.bytes
+    }
+
+    /// (zone, type, -1): the token entries of a record type.
+    static func tokenPrefix(zone: Int64, type: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 40)
+        w.append(zone)
+        w.append(type)
+        w.append(tokensField)
+        return w.bytes
+    }
+}
+
+/// A value as it appears in index keys and order keys. Its tuple encoding orders values as
+/// queries compare them: numbers by value (`-0.0` as `0.0`), strings and references by UTF-8
+/// bytes, dates by time, bytes lexicographically; `null` (a missing value) first.
+enum IndexValue: Hashable, Sendable {
+    case null
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case date(Double)
+    case bytes(Data)
+
+    /// The value of a scalar field as indexed; `nil` for types without value entries
+    /// (locations, assets, lists).
+    init?(_ value: FieldValue) {
+        switch value {
+        case .string(let s): self = .string(s)
+        case .int64(let i): self = .int(i)
+        case .double(let d): self = .double(d)
+        case .date(let d): self = .date(d.timeIntervalSinceReferenceDate)
+        case .bytes(let b): self = .bytes(b)
+        case .reference(let r): self = .string(r.recordID.recordName)
+        default: return nil
+        }
+    }
+
+    /// The values of a field's index entries: one for a scalar, one per distinct element of
+    /// a list.
+    static func entries(of value: FieldValue) -> [IndexValue] {
+        switch value {
+        case .stringList(let l): return unique(l.map { .string($0) })
+        case .int64List(let l): return unique(l.map { .int($0) })
+        case .doubleList(let l): return unique(l.map { .double($0) })
+        case .dateList(let l): return unique(l.map { .date($0.timeIntervalSinceReferenceDate) })
+        case .bytesList(let l): return unique(l.map { .bytes($0) })
+        case .referenceList(let l): return unique(l.map { .string($0.recordID.recordName) })
+        default: return IndexValue(value).map { [$0] } ?? []
+        }
+    }
+
+    private static func unique(_ values: [IndexValue]) -> [IndexValue] {
+        var seen: Set<IndexValue> = []
+        return values.filter { seen.insert($0).inserted }
+    }
+
+    func append(to w: inout KeyWriter) {
+        switch self {
+        case .null: w.appendNull()
+        case .string(let s): w.append(s)
+        case .int(let i): w.append(i)
+        case .double(let d): w.append(d == 0 ? 0.0 : d)
+        case .date(let d): w.append(Date(timeIntervalSinceReferenceDate: d == 0 ? 0.0 : d))
+        case .bytes(let b): w.append(bytes: b)
+        }
+    }
+
+    var encoded: [UInt8] {
+        var w = KeyWriter(capacity: 16)
+        append(to: &w)
+        return w.bytes
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// The grid of the location index: cells of a tenth of a degree (about 11 km of latitude),
+/// no finer than CloudKit's documented 10 km resolution.
+///
+/// A distance search reads, for each row of cells its circle's bounding box crosses, the
+/// run of cells across the box, then checks the exact distance of each record found.
+enum GeoGrid {
+    static let cellsPerDegree = 10.0
+    static let earthRadiusKilometres = 6_371.0088
+
+    /// The cell of a location: (latitude row 0…1800, longitude column 0…3600).
+    static func cell(_ location: Location) -> (latitude: Int64, longitude: Int64) {
+        (row(location.latitude), column(location.longitude))
+    }
+
+    static func row(_ latitude: Double) -> Int64 { Int64(((latitude + 90) * cellsPerDegree).rounded(.down)) }
+    static func column(_ longitude: Double) -> Int64 { Int64(((longitude + 180) * cellsPerDegree).rounded(.down)) }
+
+    static let lastRow = row(90)
+    static let lastColumn = column(180)
+
+    /// Runs of cells, one latitude row each, that hold every location within `radius`
+    /// kilometres of `center` (and some more).
+    static func runs(around center: Location, radius: Double) -> [(row: Int64, columns: ClosedRange<Int64>)] {
+        guard radius.isFinite, radius >= 0 else {
+            return radius > 0 ? (0...lastRow).map { ($0, 0...lastColumn) } : []
+        }
+        let angular = radius / earthRadiusKilometres  // radians
+        let latitude = center.latitude * .pi / 180
+        var low = latitude - angular
+        var high = latitude + angular
+        var columns: [ClosedRange<Int64>]
+        if low > -.pi / 2, high < .pi / 2, angular < .pi / 2 {
+            let ratio = sin(angular) / cos(latitude)
+            if ratio >= 1 {
+                columns = [0...lastColumn]
+            } else {
+                let spread = asin(ratio) * 180 / .pi
+                columns = wrapped(from: center.longitude - spread, to: center.longitude + spread)
+            }
+        } else {
+            // The circle reaches a pole: every longitude.
+            low = max(low, -.pi / 2)
+            high = min(high, .pi / 2)
+            columns = [0...lastColumn]
+        }
+        // One cell of margin for rounding at the edges.
+        let firstRow = max(0, row(low * 180 / .pi) - 1)
+        let endRow = min(lastRow, row(high * 180 / .pi) + 1)
+        guard firstRow <= endRow else { return [] }
+        var result: [(Int64, ClosedRange<Int64>)] = []
+        for r in firstRow...endRow {
+            for c in columns { result.append((r, c)) }
+        }
+        return result
+    }
+
+    /// The columns between two longitudes, which may cross the antimeridian.
+    private static func wrapped(from west: Double, to east: Double) -> [ClosedRange<Int64>] {
+        if east - west >= 360 { return [0...lastColumn] }
+        var ranges: [ClosedRange<Int64>] = []
+        func add(_ a: Double, _ b: Double) {
+            let lo = max(0, column(a) - 1), hi = min(lastColumn, column(b) + 1)
+            if lo <= hi { ranges.append(lo...hi) }
+        }
+        if west < -180 {
+            add(-180, east)
+            add(west + 360, 180)
+        } else if east > 180 {
+            add(west, 180)
+            add(-180, east - 360)
+        } else {
+            add(west, east)
+        }
+        return ranges
+    }
+
+    /// The great-circle distance between two locations in kilometres.
+    static func distance(_ a: Location, _ b: Location) -> Double { a.distance(from: b) / 1000 }
+}

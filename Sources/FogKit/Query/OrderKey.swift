@@ -1,0 +1,40 @@
+import FogStorage
+import Foundation
+
+/// The order of query results as bytes: a record's order key compares, byte by byte, as
+/// the record's place in the results.
+///
+/// The key is the tuple encoding of each sort value (a missing value as null; a distance in
+/// kilometres, missing as infinity), then of the row id. The encoding of a descending
+/// key — and of the row id when the last sort key is descending — is complemented; the
+/// encodings are prefix-free, so the complement reverses their order. For one ascending
+/// field the key equals the suffix of the field's index entries after the field's prefix,
+/// which is what lets an index scan resume from a cursor.
+struct OrderKey {
+    let order: [Query.SortDescriptor]
+
+    var rowDescending: Bool { !(order.last?.ascending ?? true) }
+
+    func key(for record: StoredRecord, row: Int64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for sort in order {
+            var w = KeyWriter(capacity: 16)
+            if let center = sort.relativeLocation {
+                if case .location(let l)? = record.value(forKey: sort.key) {
+                    w.append(GeoGrid.distance(l, center))
+                } else {
+                    w.append(Double.infinity)
+                }
+            } else {
+                (record.value(forKey: sort.key).flatMap(IndexValue.init) ?? .null).append(to: &w)
+            }
+            bytes += sort.ascending ? w.bytes : Self.complement(w.bytes)
+        }
+        var w = KeyWriter(capacity: 9)
+        w.append(row)
+        bytes += rowDescending ? Self.complement(w.bytes) : w.bytes
+        return bytes
+    }
+
+    static func complement(_ bytes: [UInt8]) -> [UInt8] { bytes.map { ~$0 } }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+extension QueryOperation {
+    /// Where a query's results left off (CloudKit's `CKQueryOperation.Cursor`).
+    ///
+    /// A cursor holds the query, its zone and the position of the last record returned —
+    /// the sort values and the record's place among equal ones — not an offset. Continuing
+    /// from it runs the query again and returns the records after that position, so records
+    /// saved or deleted in between neither shift the results nor repeat them: a record
+    /// appears twice only if its sort values changed so that it moved past the position.
+    ///
+    /// Cursors have no public initializer. They are `Codable`, so an app can keep one (as it
+    /// would archive a `CKQueryOperation.Cursor`); decoding checks its content, and a cursor
+    /// that does not decode fails with ``FogError/Code/invalidArguments``.
+    public final class Cursor: Sendable, Hashable, Codable, CustomStringConvertible {
+        let state: QueryCursorState
+
+        init(state: QueryCursorState) {
+            self.state = state
+        }
+
+        /// The zone the query runs in.
+        public var zoneID: RecordZone.ID { state.zoneID }
+
+        /// Decodes a cursor an app stored.
+        public init(from decoder: any Decoder) throws {
+            let state = try QueryCursorState(from: decoder)
+            do {
+                _ = try state.validated()
+            } catch {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(error)", underlyingError: error))
+            }
+            self.state = state
+        }
+
+        /// Encodes the cursor.
+        public func encode(to encoder: any Encoder) throws {
+            try state.encode(to: encoder)
+        }
+
+        /// Two cursors are equal when they continue the same query from the same position.
+        public static func == (lhs: Cursor, rhs: Cursor) -> Bool { lhs.state == rhs.state }
+
+        /// Hashes the cursor's content.
+        public func hash(into hasher: inout Hasher) { hasher.combine(state) }
+
+        /// `<Cursor Post in Notes after 3f2a…>`.
+        public var description: String {
+            "<Cursor \(state.recordType) in \(state.zoneName) after \(state.position.prefix(8).map { String(format: "%02x", $0) }.joined())…>"
+        }
+    }
+}
+
+/// The content of a cursor: everything needed to run the query again from a position.
+struct QueryCursorState: Sendable, Hashable, Codable {
+    var recordType: String
+    /// The predicate's canonical text (``QueryPredicate/description``).
+    var predicate: String
+    /// The order the results follow: the query's sort descriptors or, without them, the
+    /// order the plan chose, so that continuing uses the same order.
+    var order: [Query.SortDescriptor]
+    var zoneName: String
+    var ownerName: String
+    /// The order key of the last record returned.
+    var position: Data
+
+    var zoneID: RecordZone.ID { RecordZone.ID(zoneName: zoneName, ownerName: ownerName) }
+
+    /// The query the cursor continues, or an error when the cursor was tampered with.
+    func validated() throws(FogError) -> Query {
+        do {
+            try Validation.recordType(recordType)
+            let query = Query(recordType: recordType, predicate: try QueryPredicate(format: predicate))
+            for sort in order where !Validation.isIdentifier(sort.key) {
+                throw FogError(.invalidArguments, message: "sort key \(Validation.quoted(sort.key)) is invalid")
+            }
+            query.sortDescriptors = order
+            return query
+        } catch {
+            throw FogError(.invalidArguments, message: "the query cursor is corrupt: \(FogError.wrapping(error).message)")
+        }
+    }
+}

@@ -1,0 +1,313 @@
+import FogStorage
+import Foundation
+
+/// Where a query's candidate records come from.
+enum AccessPath {
+    /// `recordID == …` / `recordID IN …`: lookups in the `names` table.
+    case recordNames([String])
+    /// Equality on an indexed field: the entries of each value (distinct, in key order).
+    case values(field: String, id: Int64, values: [IndexValue])
+    /// Token search: the entries of each token (every token for "any"; the rarest one for "all").
+    case tokens([String])
+    /// A distance search: runs of grid cells.
+    case cells(field: String, id: Int64, runs: [(row: Int64, columns: ClosedRange<Int64>)])
+    /// A range of a sortable field's entries, in (value, row) order. `prefixOnly` ranges
+    /// (`ANY list BEGINSWITH`) hold several entries per record and give no order.
+    case range(field: String, id: Int64, lower: [UInt8]?, lowerInclusive: Bool, upper: [UInt8]?, upperInclusive: Bool, describe: String, ordered: Bool)
+    /// Every record of the type in the zone, in row order.
+    case typeScan
+}
+
+/// A query ready to run: the checked predicate, the access path and the order.
+struct PreparedQuery {
+    let recordType: String
+    /// The record type's name id; `nil` when the store never saw the name (no records).
+    let typeID: Int64?
+    let predicate: PredicateNode
+    let evaluator: PredicateEvaluator
+    let analysis: QueryAnalysis
+    let indexes: TypeIndexes
+    let missing: [QueryAnalysis.Requirement]
+    let path: AccessPath
+    /// The order of the results; recorded in cursors.
+    let order: [Query.SortDescriptor]
+    /// Whether `path` yields records in `order` (then results stream).
+    let pathGivesOrder: Bool
+    /// Whether the path reads the field's entries from the end (a descending index order).
+    let reverse: Bool
+    /// The fields to decode: `nil` for all.
+    let decodedFields: Set<String>?
+}
+
+extension Engine {
+    /// Checks a query against the schema and chooses how to run it.
+    ///
+    /// - Parameter fixedOrder: The order a cursor recorded; `nil` on a first batch, where
+    ///   a query without sort descriptors lets the planner choose.
+    func prepare(
+        _ query: Query, fixedOrder: [Query.SortDescriptor]?, zone: Int64?, desiredKeys: [String]?, now: Date, txn: ReadTransaction,
+        names: inout NameResolver
+    ) throws -> PreparedQuery {
+        try Validation.recordType(query.recordType)
+        let requested = fixedOrder ?? (query.sortDescriptors ?? [])
+        let typeID = try names.id(query.recordType)
+        var resolver = names
+        let analysis = try QueryAnalysis.analyze(query.predicate.node, order: requested, recordType: query.recordType) { field in
+            guard let typeID, let fieldID = try resolver.id(field) else { return nil }
+            return try resolver.fieldType(type: typeID, field: fieldID)
+        }
+        names = resolver
+        let indexes = try indexCatalog.indexes(of: query.recordType, engine: self, txn: txn, names: &names)
+        let missing = analysis.missing(in: indexes)
+        let searchFields: [String]? = indexes.searchableFields.isEmpty ? nil : indexes.searchableFields
+        let evaluator = PredicateEvaluator(now: now, searchFields: searchFields)
+
+        var decoded: Set<String>? = nil
+        if let desiredKeys, !(analysis.searchesTokens && searchFields == nil) {
+            decoded = analysis.fields.union(desiredKeys)
+            if analysis.searchesTokens, let searchFields { decoded!.formUnion(searchFields) }
+        }
+
+        var path = AccessPath.typeScan
+        if let typeID, let zone {
+            path = try chooseAccess(
+                query.predicate.node, typeID: typeID, zone: zone, indexes: indexes, evaluator: evaluator, txn: txn, names: &names)
+        }
+        // The order: the one requested, or without one the path's own.
+        var order = requested
+        var gives = false
+        var reverse = false
+        if fixedOrder == nil, requested.isEmpty, case .range(let field, _, _, _, _, _, _, true) = path {
+            order = [Query.SortDescriptor(key: field, ascending: true)]
+        }
+        switch path {
+        case .typeScan:
+            if order.isEmpty {
+                gives = true
+            } else if order.count == 1, order[0].relativeLocation == nil, indexes.options(order[0].key).contains(.sortable),
+                let typeID, let zone, let id = try names.id(order[0].key)
+            {
+                _ = typeID
+                _ = zone
+                path = .range(field: order[0].key, id: id, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: false, describe: "all", ordered: true)
+                gives = true
+                reverse = !order[0].ascending
+            }
+        case .values(_, _, let values):
+            gives = order.isEmpty && values.count == 1
+        case .range(let field, _, _, _, _, _, _, let ordered):
+            if ordered, order.count == 1, order[0].key == field, order[0].relativeLocation == nil {
+                gives = true
+                reverse = !order[0].ascending
+            }
+        default:
+            break
+        }
+        return PreparedQuery(
+            recordType: query.recordType, typeID: typeID, predicate: query.predicate.node, evaluator: evaluator, analysis: analysis,
+            indexes: indexes, missing: missing, path: path, order: order, pathGivesOrder: gives, reverse: reverse,
+            decodedFields: decoded)
+    }
+
+    /// The cheapest access path the declared indexes allow for the predicate's conditions.
+    private func chooseAccess(
+        _ node: PredicateNode, typeID: Int64, zone: Int64, indexes: TypeIndexes, evaluator: PredicateEvaluator,
+        txn: ReadTransaction, names: inout NameResolver
+    ) throws -> AccessPath {
+        let conditions: [PredicateNode]
+        if case .and(let nodes) = node { conditions = nodes } else { conditions = [node] }
+
+        // 1. Record IDs.
+        for condition in conditions {
+            switch condition {
+            case .comparison(let key, .equal, let value) where key.name == Record.SystemFieldKey.recordID:
+                return .recordNames(Self.recordNames([value]))
+            case .in(let key, let values) where key.name == Record.SystemFieldKey.recordID:
+                return .recordNames(Self.recordNames(values))
+            default: continue
+            }
+        }
+
+        func fieldInfo(_ key: PredicateKey, _ option: IndexOptions) throws -> (id: Int64, type: FieldType?)? {
+            guard key.name != Record.SystemFieldKey.recordID, indexes.options(key.name).contains(option),
+                let id = try names.id(key.name)
+            else { return nil }
+            switch key.systemKind {
+            case .reference?: return (id, .reference)
+            case .date?: return (id, .timestamp)
+            case nil: return (id, try names.fieldType(type: typeID, field: id))
+            }
+        }
+
+        // 2. Equality: the candidate with the fewest entries.
+        var best: (path: AccessPath, count: Int)?
+        for condition in conditions {
+            let key: PredicateKey
+            let constants: [PredicateValue]
+            switch condition {
+            case .comparison(let k, .equal, let v): (key, constants) = (k, [v])
+            case .in(let k, let vs): (key, constants) = (k, vs)
+            case .listContains(let k, let v): (key, constants) = (k, [v])
+            case .listContainsAny(let k, let vs): (key, constants) = (k, vs)
+            default: continue
+            }
+            guard let (id, type) = try fieldInfo(key, .queryable) else { continue }
+            let element = type.flatMap { $0.isList ? QueryAnalysis.elementType(of: $0) : $0 }
+            var values = Set<IndexValue>()
+            for c in constants {
+                if let v = Self.indexValue(evaluator.resolve(c), as: element) { values.insert(v) }
+            }
+            let sorted = values.sorted { $0.encoded.lexicographicallyPrecedes($1.encoded) }
+            let cap = 1_000
+            var count = 0
+            for v in sorted where count < cap {
+                var prefix = Layout.valuePrefix(zone: zone, type: typeID, field: id)
+                prefix += v.encoded
+                try txn.scan(indexTable, range: .prefix(prefix)) { _, _ in
+                    count += 1
+                    return count < cap
+                }
+            }
+            if best == nil || count < best!.count { best = (.values(field: key.name, id: id, values: sorted), count) }
+        }
+        if let best { return best.path }
+
+        // 3. Tokens.
+        if !indexes.searchableFields.isEmpty {
+            for condition in conditions {
+                guard case .tokenSearch(let text, let all) = condition else { continue }
+                let tokens = TextTokens.tokens(text)
+                if !all || tokens.count <= 1 { return .tokens(tokens) }
+                // Every token must match: reading the rarest one is enough.
+                var rarest: (String, Int)?
+                for token in tokens {
+                    var w = KeyWriter()
+                    w.append(token)
+                    var count = 0
+                    try txn.scan(indexTable, range: .prefix(Layout.tokenPrefix(zone: zone, type: typeID) + w.bytes)) { _, _ in
+                        count += 1
+                        return count < 1_000
+                    }
+                    if rarest == nil || count < rarest!.1 { rarest = (token, count) }
+                }
+                return .tokens([rarest!.0])
+            }
+        }
+
+        // 4. Distance.
+        for condition in conditions {
+            guard case .distance(let key, let center, let radius, _) = condition, indexes.hasLocationIndex(key.name),
+                let id = try names.id(key.name)
+            else { continue }
+            return .cells(field: key.name, id: id, runs: GeoGrid.runs(around: center, radius: radius))
+        }
+
+        // 5. Ranges.
+        for condition in conditions {
+            if case .listAnyBeginsWith(let key, let prefix) = condition, let (id, _) = try fieldInfo(key, .sortable) {
+                let bytes = Self.stringPrefix(prefix)
+                return .range(
+                    field: key.name, id: id, lower: bytes, lowerInclusive: true, upper: ScanRange.successor(ofPrefix: bytes),
+                    upperInclusive: false, describe: "ANY \(key.name) BEGINSWITH \(PredicateValue.quoted(prefix))", ordered: false)
+            }
+            guard let range = try rangeBounds(condition, evaluator: evaluator, info: { try fieldInfo($0, .sortable) }) else { continue }
+            return range
+        }
+        return .typeScan
+    }
+
+    /// The bounds (relative to the field's value prefix) of a range condition.
+    private func rangeBounds(
+        _ condition: PredicateNode, evaluator: PredicateEvaluator, info: (PredicateKey) throws -> (id: Int64, type: FieldType?)?
+    ) throws -> AccessPath? {
+        var lower: [UInt8]? = nil
+        var lowerInclusive = true
+        var upper: [UInt8]? = nil
+        var upperInclusive = false
+        let key: PredicateKey
+        let type: FieldType?
+        let id: Int64
+        func bound(_ c: PredicateValue, up: Bool) -> [UInt8]? {
+            Self.rangeValue(evaluator.resolve(c), as: type, roundingUp: up).map(\.encoded)
+        }
+        switch condition {
+        case .comparison(let k, let op, let c) where op.isOrdering:
+            guard let i = try info(k) else { return nil }
+            (key, id, type) = (k, i.id, i.type)
+            guard let b = bound(c, up: op == .less || op == .lessOrEqual) else { return nil }
+            switch op {
+            case .greater: (lower, lowerInclusive) = (b, false)
+            case .greaterOrEqual: (lower, lowerInclusive) = (b, true)
+            case .less: (upper, upperInclusive) = (b, false)
+            default: (upper, upperInclusive) = (b, true)
+            }
+        case .between(let k, let lo, let hi):
+            guard let i = try info(k) else { return nil }
+            (key, id, type) = (k, i.id, i.type)
+            guard let l = bound(lo, up: false), let h = bound(hi, up: true) else { return nil }
+            (lower, lowerInclusive, upper, upperInclusive) = (l, true, h, true)
+        case .beginsWith(let k, let prefix):
+            guard let i = try info(k) else { return nil }
+            (key, id, type) = (k, i.id, i.type)
+            let bytes = Self.stringPrefix(prefix)
+            return .range(
+                field: key.name, id: id, lower: bytes, lowerInclusive: true, upper: ScanRange.successor(ofPrefix: bytes),
+                upperInclusive: false, describe: "\(key.name) BEGINSWITH \(PredicateValue.quoted(prefix))", ordered: true)
+        default:
+            return nil
+        }
+        // Missing values (null entries) are below every range.
+        if lower == nil { (lower, lowerInclusive) = ([0x01], true) }
+        // Widen to whole entries: an exclusive lower bound skips every row of that value;
+        // an inclusive upper bound takes them all.
+        if let l = lower, !lowerInclusive { lower = ScanRange.successor(ofPrefix: l); lowerInclusive = true }
+        if let u = upper, upperInclusive { upper = ScanRange.successor(ofPrefix: u); upperInclusive = false }
+        return .range(
+            field: key.name, id: id, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive,
+            describe: condition.formatted, ordered: true)
+    }
+
+    /// The tuple bytes every string starting with `prefix` starts with.
+    static func stringPrefix(_ prefix: String) -> [UInt8] {
+        var bytes = IndexValue.string(prefix).encoded
+        bytes.removeLast()  // the terminator
+        return bytes
+    }
+
+    static func recordNames(_ values: [PredicateValue]) -> [String] {
+        var seen: Set<String> = []
+        var names: [String] = []
+        for v in values {
+            if case .constant(.reference(let r)) = v, seen.insert(r.recordID.recordName).inserted { names.append(r.recordID.recordName) }
+        }
+        return names
+    }
+
+    /// The index value equal to a constant in a field of `type`, or `nil` when no value of
+    /// the field can equal it (a fraction in an INT64 field).
+    static func indexValue(_ constant: FieldValue, as type: FieldType?) -> IndexValue? {
+        switch (constant, type) {
+        case (.int64(let i), .double?): return .double(Double(i))
+        case (.double(let d), .int64?):
+            guard d.rounded() == d, let i = Int64(exactly: d) else { return nil }
+            return .int(i)
+        default: return IndexValue(constant)
+        }
+    }
+
+    /// A range bound for a constant in a field of `type`, widened so that the range holds
+    /// every match (the evaluator checks the exact condition).
+    static func rangeValue(_ constant: FieldValue, as type: FieldType?, roundingUp: Bool) -> IndexValue? {
+        switch (constant, type) {
+        case (.int64(let i), .double?):
+            let d = Double(i)
+            return .double(roundingUp ? d.nextUp : d.nextDown)
+        case (.double(let d), .int64?):
+            let r = roundingUp ? d.rounded(.up) : d.rounded(.down)
+            if r >= 9_223_372_036_854_775_807.0 { return .int(.max) }
+            if r <= -9_223_372_036_854_775_808.0 { return .int(.min) }
+            return .int(Int64(r))
+        default: return IndexValue(constant)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import FogStorage
+import Synchronization
+
+/// The declared indexes of one record type, by field name (user and system fields).
+struct TypeIndexes: Sendable, Hashable {
+    var fields: [String: IndexOptions] = [:]
+
+    static let none = TypeIndexes()
+
+    func options(_ field: String) -> IndexOptions { fields[field] ?? [] }
+
+    /// The fields marked searchable, in name order.
+    var searchableFields: [String] { fields.filter { $0.value.contains(.searchable) }.map(\.key).sorted() }
+
+    /// Whether a location field has an index (either option gives it one).
+    func hasLocationIndex(_ field: String) -> Bool { !options(field).isDisjoint(with: [.queryable, .sortable]) }
+}
+
+/// The declared indexes of every record type, cached in memory.
+///
+/// The `schema` table is the truth: entries `("x", type id, field id) → options` and a
+/// version number in `meta` that every change increments. A reader or writer compares the
+/// version in its own transaction with the cached one and reloads on a difference, so a
+/// transaction always sees the indexes of its own snapshot — also the writer, right after
+/// an index change earlier in the same group commit.
+final class IndexCatalog: Sendable {
+    private struct Cached: Sendable {
+        var version: Int64
+        var types: [String: TypeIndexes]
+    }
+
+    private let cached = Mutex<Cached?>(nil)
+
+    /// The indexes of every record type as `txn` sees them.
+    func indexes(engine: Engine, txn: ReadTransaction, names: inout NameResolver) throws -> [String: TypeIndexes] {
+        let version = try engine.schemaVersion(in: txn)
+        if let hit = cached.withLock({ $0?.version == version ? $0?.types : nil }) { return hit }
+        var types: [String: TypeIndexes] = [:]
+        var entries: [(Int64, Int64, IndexOptions)] = []
+        try txn.scan(engine.schema, range: .prefix(Layout.indexDefinitionPrefix)) { key, value in
+            var reader = KeyReader(key)
+            _ = try reader.readString()
+            let type = try reader.readInt64()
+            let field = try reader.readInt64()
+            guard value.count == 1 else { throw FormatError(message: "index definition of \(value.count) bytes") }
+            entries.append((type, field, IndexOptions(rawValue: value[0])))
+            return true
+        }
+        for (type, field, options) in entries {
+            types[try names.name(type), default: .none].fields[try names.name(field)] = options
+        }
+        // Only committed snapshots fill the cache.
+        if !(txn is WriteTransaction) { cached.withLock { $0 = Cached(version: version, types: types) } }
+        return types
+    }
+
+    /// The indexes of one record type as `txn` sees them.
+    func indexes(of recordType: String, engine: Engine, txn: ReadTransaction, names: inout NameResolver) throws -> TypeIndexes {
+        try indexes(engine: engine, txn: txn, names: &names)[recordType] ?? .none
+    }
+}
+
+/// Counts the queries that ran without an index they needed (development only).
+final class IndexAdvisor: Sendable {
+    private struct Key: Hashable {
+        let recordType: String
+        let field: String
+        let options: IndexOptions
+    }
+
+    private let counts = Mutex<[Key: Int]>([:])
+
+    func record(_ missing: [IndexAdvice]) {
+        guard !missing.isEmpty else { return }
+        counts.withLock { counts in
+            for m in missing { counts[Key(recordType: m.recordType, field: m.field, options: m.options), default: 0] += 1 }
+        }
+    }
+
+    func advice() -> [IndexAdvice] {
+        counts.withLock { $0 }
+            .map { IndexAdvice(recordType: $0.key.recordType, field: $0.key.field, options: $0.key.options, queryCount: $0.value) }
+            .sorted { ($1.queryCount, $0.recordType, $0.field) < ($0.queryCount, $1.recordType, $1.field) }
+    }
+}

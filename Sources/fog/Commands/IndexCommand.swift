@@ -1,0 +1,52 @@
+import ArgumentParser
+import FogKit
+import Foundation
+
+/// `fog index`: declares or lists the indexes of a record type.
+struct IndexCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "index",
+        abstract: "Declare or list the indexes of a record type's fields.",
+        discussion: """
+            Examples:
+              fog index Post score queryable,sortable
+              fog index Post title searchable
+              fog index Post score none          # remove
+              fog index Post                     # list
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The record type.")
+    var recordType: String
+
+    @Argument(help: "The field (a user field, recordID, creationDate, modificationDate, …).")
+    var field: String?
+
+    @Argument(help: "The options: queryable, sortable, searchable, comma-separated; or none.")
+    var options: String?
+
+    func run() async throws {
+        let container = try store.openExisting()
+        defer { container.close() }
+        if let field {
+            guard let options else { throw ValidationError("give the options: queryable, sortable, searchable or none") }
+            var set: IndexOptions = []
+            for word in options.lowercased().split(separator: ",") {
+                switch word.trimmingCharacters(in: .whitespaces) {
+                case "queryable": set.insert(.queryable)
+                case "sortable": set.insert(.sortable)
+                case "searchable": set.insert(.searchable)
+                case "none": break
+                default: throw ValidationError("unknown index option \(word): use queryable, sortable, searchable or none")
+                }
+            }
+            try await container.setIndexes(set, forField: field, ofRecordType: recordType)
+        }
+        let indexes = try container.indexes(ofRecordType: recordType)
+        if indexes.isEmpty { print("\(recordType): no indexes") }
+        for (name, options) in indexes.sorted(by: { $0.key < $1.key }) {
+            print("\(recordType).\(name)  \(options)")
+        }
+    }
+}
