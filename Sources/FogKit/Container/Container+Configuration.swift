@@ -1,3 +1,4 @@
+import Foundation
 import FogStorage
 
 extension Container {
@@ -35,6 +36,18 @@ extension Container {
         case production
     }
 
+    /// Which zones keep a change feed that clients can read.
+    ///
+    /// Every zone's changes are logged; this decides which feeds the change APIs serve.
+    public enum ChangeFeeds: String, Sendable, Hashable, CaseIterable {
+        /// As in CloudKit: custom zones of the private database (which have the
+        /// `fetchChanges` capability), and a private database feed that reports them.
+        case cloudKit
+        /// Every zone, the default zones and the public database included, and a database
+        /// feed for every database.
+        case everyZone
+    }
+
     /// Options for opening a container.
     public struct Configuration: Sendable, Hashable {
         /// How commits reach the disk: `.durable` (the default), `.relaxed` or `.none`.
@@ -43,12 +56,27 @@ extension Container {
         public var limits: OperationLimits
         /// How queries treat missing indexes: `.development` (the default) or `.production`.
         public var environment: Environment
+        /// Which zones have change feeds: `.cloudKit` (the default) or `.everyZone`.
+        public var changeFeeds: ChangeFeeds
+        /// How long a deleted record's tombstone stays in its zone's change log, in seconds
+        /// (30 days by default; `.infinity` keeps them forever). A change token from before
+        /// a pruned tombstone fails with ``FogError/Code/changeTokenExpired``. Tombstones are
+        /// pruned when later deletions are written to the zone.
+        public var tombstoneRetention: TimeInterval
+
+        /// 30 days.
+        public static let defaultTombstoneRetention: TimeInterval = 30 * 86_400
 
         /// Creates a configuration.
-        public init(durability: Durability = .durable, limits: OperationLimits = .cloudKit, environment: Environment = .development) {
+        public init(
+            durability: Durability = .durable, limits: OperationLimits = .cloudKit, environment: Environment = .development,
+            changeFeeds: ChangeFeeds = .cloudKit, tombstoneRetention: TimeInterval = Configuration.defaultTombstoneRetention
+        ) {
             self.durability = durability
             self.limits = limits
             self.environment = environment
+            self.changeFeeds = changeFeeds
+            self.tombstoneRetention = tombstoneRetention
         }
     }
 }

@@ -14,8 +14,8 @@ extension Container {
     /// try await container.setIndexes(.queryable, forField: Record.SystemFieldKey.recordID, ofRecordType: "Post")
     /// ```
     ///
-    /// System fields take indexes too: `recordID` (queryable, which CloudKit calls
-    /// `recordName`), `creationDate` and `modificationDate` (queryable, sortable),
+    /// System fields take indexes too: `recordName` or `recordID` (queryable; the record
+    /// ID, which CloudKit's schema calls `recordName` and whole-type queries need), `creationDate` and `modificationDate` (queryable, sortable),
     /// `creatorUserRecordID`, `lastModifiedUserRecordID` and `parent` (queryable).
     ///
     /// - Throws: ``FogError`` with ``FogError/Code/invalidArguments`` for a bad record type

@@ -74,9 +74,9 @@ public final class Container: Sendable {
             throw FogError.wrapping(error)
         }
         let closed = self.closed
-        publicCloudDatabase = Database(scope: .public, engine: engine, user: userRecordName, limits: configuration.limits, environment: configuration.environment, closedFlag: closed)
-        privateCloudDatabase = Database(scope: .private, engine: engine, user: userRecordName, limits: configuration.limits, environment: configuration.environment, closedFlag: closed)
-        sharedCloudDatabase = Database(scope: .shared, engine: engine, user: userRecordName, limits: configuration.limits, environment: configuration.environment, closedFlag: closed)
+        publicCloudDatabase = Database(scope: .public, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+        privateCloudDatabase = Database(scope: .private, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+        sharedCloudDatabase = Database(scope: .shared, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
     }
 
     /// The database for `databaseScope`; the same instance as the matching property.

@@ -29,15 +29,16 @@ public final class Database: Sendable, CustomStringConvertible {
         if closedFlag.isSet { throw FogError(.internalError, message: "the container is closed") }
     }
 
-    init(scope: Scope, engine: Engine, user: String?, limits: OperationLimits, environment: Container.Environment, closedFlag: ClosedFlag) {
+    init(scope: Scope, engine: Engine, user: String?, configuration: Container.Configuration, closedFlag: ClosedFlag) {
         self.databaseScope = scope
         self.closedFlag = closedFlag
         self.operationQueue = OperationQueue()
         operationQueue.name = "FogKit.Database.\(scope)"
         self.engine = engine
-        self.context = DatabaseContext(scope: scope, user: user)
-        self.limits = limits
-        self.environment = environment
+        self.context = DatabaseContext(
+            scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention, changeFeeds: configuration.changeFeeds)
+        self.limits = configuration.limits
+        self.environment = configuration.environment
     }
 
     /// The scope of a database (CloudKit's `CKDatabase.Scope`).

@@ -13,8 +13,14 @@ extension Engine {
 
     /// Sets the index options of fields of a record type, building or deleting their
     /// entries for the records already stored, in one transaction.
-    func setIndexes(_ changes: [String: IndexOptions], recordType: String) async throws {
+    func setIndexes(_ requested: [String: IndexOptions], recordType: String) async throws {
         try Validation.recordType(recordType)
+        // `recordName` is CloudKit's schema name for the record ID.
+        var normalized: [String: IndexOptions] = [:]
+        for (field, options) in requested {
+            normalized[field == QueryAnalysis.recordNameField ? Record.SystemFieldKey.recordID : field, default: []].formUnion(options)
+        }
+        let changes = normalized
         for (field, options) in changes {
             if let allowed = Self.indexableSystemFields[field] {
                 guard allowed.isSuperset(of: options) else {

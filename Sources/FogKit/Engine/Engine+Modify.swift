@@ -44,11 +44,12 @@ extension Engine {
     /// for operations running on an `OperationQueue` thread.
     func modifyAndWait(
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
-        atomic: Bool, limits: OperationLimits, context: DatabaseContext
+        atomic: Bool, limits: OperationLimits, context: DatabaseContext, clientChangeTokenData: Data? = nil
     ) throws -> ModifyOutcome {
-        let request = try prepareModify(
+        var request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
             context: context)
+        request.clientChangeTokenData = clientChangeTokenData
         return try writeAndWait { [self] txn, names in try run(request, txn: txn, names: &names) }
     }
 
@@ -63,6 +64,8 @@ extension Engine {
         let policy: RecordSavePolicy
         let atomic: Bool
         let now: Date
+        /// Stored per zone for the change feeds (`ModifyRecordsOperation.clientChangeTokenData`).
+        var clientChangeTokenData: Data?
     }
 
     /// Checks what needs no stored state — the user, limits, names, keys, values,
@@ -123,7 +126,8 @@ extension Engine {
     func run(_ request: ModifyRequest, txn: WriteTransaction, names: inout NameWriter) throws -> ModifyOutcome {
         var run = ModifyRun(
             engine: self, txn: txn, names: names, context: request.context, user: request.user, policy: request.policy,
-            now: request.now, sequence: try nextCounter(Layout.metaSequence, in: txn))
+            now: request.now, sequence: try nextCounter(Layout.metaSequence, in: txn),
+            clientChangeTokenData: request.clientChangeTokenData)
         let outcome = try run.execute(
             clients: request.clients, saveErrors: request.saveErrors, deletes: request.deletes,
             deleteErrors: request.deleteErrors, atomic: request.atomic)
@@ -207,6 +211,9 @@ struct ModifyRun {
     let policy: RecordSavePolicy
     let now: Date
     let sequence: Int64
+    let clientChangeTokenData: Data?
+    /// Whether the zone being applied had a record deleted (its old tombstones are pruned).
+    private(set) var deletedInZone = false
 
     private struct Item {
         enum Kind { case save(ClientRecord), delete(Record.ID) }
@@ -272,6 +279,8 @@ struct ModifyRun {
                 continue
             }
             let allOrNothing = atomic && zone.capabilities.contains(.atomic)
+            var applied = 0
+            deletedInZone = false
             // In an all-or-nothing zone a parent may be any record saved (and not
             // deleted) in the same request. Otherwise each save stands alone, so
             // parents are saved first and must exist when their children are planned.
@@ -307,6 +316,7 @@ struct ModifyRun {
                 for (item, result) in plans {
                     let saved = try apply(try result.get(), zone: zone, zoneID: item.id.zoneID)
                     record(item, nil, saved: saved)
+                    applied += 1
                 }
             } else {
                 for item in group {
@@ -318,11 +328,13 @@ struct ModifyRun {
                     do {
                         let p = try plan(item, zone: zone, savedNames: savedNames, pending: &pending)
                         record(item, nil, saved: try apply(p, zone: zone, zoneID: item.id.zoneID))
+                        applied += 1
                     } catch let e as FogError {
                         record(item, e)
                     }
                 }
             }
+            if applied > 0 { try noteZoneChanged(zoneID, zone: zone) }
         }
         return ModifyOutcome(
             saveResults: zip(clients, saveResults).map { ($0.recordID, $1!) },
@@ -355,6 +367,18 @@ struct ModifyRun {
             pending.removeAll { readyIndices.contains($0.index) }
         }
         return ordered + deletes
+    }
+
+    /// Records in the change logs that a zone changed in this request: the database log
+    /// entry, the client's change token data, and the pruning of old tombstones.
+    private mutating func noteZoneChanged(_ zoneID: RecordZone.ID, zone: ZoneInfo) throws {
+        let address = try engine.address(of: zoneID, in: context)
+        try engine.logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
+        if let clientChangeTokenData { try engine.storeClientChangeToken(clientChangeTokenData, zone: zone.id, txn: txn) }
+        if deletedInZone, context.tombstoneRetention.isFinite {
+            try engine.pruneTombstones(zone: zone.id, before: now.addingTimeInterval(-context.tombstoneRetention), txn: txn)
+        }
+        deletedInZone = false
     }
 
     private func batchFailed(_ item: Item) -> FogError {
@@ -525,6 +549,9 @@ struct ModifyRun {
                 try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: engine.recordNames)
             }
             try engine.updateIndexEntries(old: p.existing?.record, new: stored, row: row, zone: zone.id, txn: txn, names: &names.resolver)
+            try engine.logSave(
+                zone: zone.id, row: row, name: stored.recordName, previousSequence: p.existing?.record.changeSequence, sequence: sequence,
+                txn: txn)
             let oldTargets = p.existing.map { deleteSelfTargets($0.record.values) } ?? []
             let newTargets = deleteSelfTargets(p.values)
             for target in oldTargets.subtracting(newTargets) {
@@ -543,6 +570,13 @@ struct ModifyRun {
         try txn.delete(bigEndianKey(row), in: engine.records)
         try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: engine.recordNames)
         try engine.updateIndexEntries(old: record, new: nil, row: row, zone: zone, txn: txn, names: &names.resolver)
+        guard let type = try names.resolver.id(record.recordType) else {
+            throw FormatError(message: "record \(record.recordName) has a record type with no name id")
+        }
+        try engine.logDelete(
+            zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
+            now: now, txn: txn)
+        deletedInZone = true
         for target in deleteSelfTargets(record.values) {
             try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: engine.refs)
         }

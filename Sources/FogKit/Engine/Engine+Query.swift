@@ -31,8 +31,7 @@ extension Engine {
                     if missing.options == .searchable {
                         throw FogError(.invalidArguments, message: "no field of record type \(query.recordType) is marked searchable")
                     }
-                    let name = missing.field == Record.SystemFieldKey.recordID ? "recordName" : missing.field
-                    throw FogError(.invalidArguments, message: "Field '\(name)' is not marked \(missing.word)")
+                    throw FogError(.invalidArguments, message: "Field '\(missing.field)' is not marked \(missing.word)")
                 }
             }
             guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }

@@ -31,6 +31,9 @@ extension Engine {
                     modifier: candidate, changeSequence: sequence)
                 try txn.put(RecordCodec.encode(record, names: &names), forKey: bigEndianKey(row), in: records)
                 try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: candidate), in: recordNames)
+                try updateIndexEntries(old: nil, new: record, row: row, zone: zone.id, txn: txn, names: &names.resolver)
+                try logSave(zone: zone.id, row: row, name: candidate, previousSequence: nil, sequence: sequence, txn: txn)
+                try logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
             }
             return candidate
         }

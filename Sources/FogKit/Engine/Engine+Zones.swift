@@ -6,6 +6,10 @@ struct DatabaseContext: Sendable {
     let scope: Database.Scope
     /// The user record name of the container's user, or `nil` for nobody.
     let user: String?
+    /// How long deletions stay in the zone change logs.
+    var tombstoneRetention: TimeInterval = Container.Configuration.defaultTombstoneRetention
+    /// Which zones have change feeds.
+    var changeFeeds: Container.ChangeFeeds = .cloudKit
 }
 
 /// A zone as the engine stores it.
@@ -102,17 +106,23 @@ extension Engine {
     typealias ZoneOutcome = (saves: [(RecordZone.ID, Result<RecordZone, FogError>)], deletes: [(RecordZone.ID, Result<Void, FogError>)])
 
     /// Saves zones and deletes zones, each item on its own.
-    func modifyZones(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) async throws -> ZoneOutcome {
+    func modifyZones(
+        saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], purging: Bool = false, context: DatabaseContext
+    ) async throws -> ZoneOutcome {
         try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
-        return try await write { [self] txn, _ in try runZones(saving: saveIDs, deleting: zoneIDsToDelete, context: context, txn: txn) }
+        return try await write { [self] txn, _ in
+            try runZones(saving: saveIDs, deleting: zoneIDsToDelete, purging: purging, context: context, txn: txn)
+        }
     }
 
     /// The blocking form of ``modifyZones(saving:deleting:context:)``, for operations.
     func modifyZonesAndWait(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) throws -> ZoneOutcome {
         try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
-        return try writeAndWait { [self] txn, _ in try runZones(saving: saveIDs, deleting: zoneIDsToDelete, context: context, txn: txn) }
+        return try writeAndWait { [self] txn, _ in
+            try runZones(saving: saveIDs, deleting: zoneIDsToDelete, purging: false, context: context, txn: txn)
+        }
     }
 
     private func checkZoneRequest(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) throws(FogError) {
@@ -123,7 +133,9 @@ extension Engine {
         }
     }
 
-    private func runZones(saving saveIDs: [RecordZone.ID], deleting deleteIDs: [RecordZone.ID], context: DatabaseContext, txn: WriteTransaction) throws -> ZoneOutcome {
+    private func runZones(
+        saving saveIDs: [RecordZone.ID], deleting deleteIDs: [RecordZone.ID], purging: Bool, context: DatabaseContext, txn: WriteTransaction
+    ) throws -> ZoneOutcome {
         let sequence = try nextCounter(Layout.metaSequence, in: txn)
         var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
         for zoneID in saveIDs {
@@ -131,7 +143,11 @@ extension Engine {
                 try Validation.zoneName(zoneID.zoneName, allowDefault: true)
                 let address = try address(of: zoneID, in: context)
                 let capabilities: RecordZone.Capabilities = address.isDefault ? [] : .customZone
-                let info = try fogTry { try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn) }
+                let info = try fogTry { () throws -> ZoneInfo in
+                    let info = try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn)
+                    if info.createdSequence == sequence { try logZone(.changed, address: address, zone: info.id, sequence: sequence, txn: txn) }
+                    return info
+                }
                 return makeZone(zoneID, info: info)
             }))
         }
@@ -149,6 +165,7 @@ extension Engine {
                     try deleteZoneContents(info, in: txn)
                     try txn.delete(address.key, in: zones)
                     try txn.delete(bigEndianKey(info.id), in: zoneIDs)
+                    try logZone(purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, txn: txn)
                 }
             }))
         }
@@ -167,6 +184,7 @@ extension Engine {
         try txn.deleteAll(in: recordNames, range: .prefix(prefix))
         try txn.deleteAll(in: refs, range: .prefix(prefix))
         try txn.deleteAll(in: indexTable, range: .prefix(Layout.indexPrefix(zone: info.id)))
+        try txn.deleteAll(in: changeTable, range: .prefix(Layout.indexPrefix(zone: info.id)))
     }
 
     /// Fetches zones by ID.

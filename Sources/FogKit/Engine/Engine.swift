@@ -23,6 +23,8 @@ final class Engine: Sendable {
     let users: Table
     let refs: Table
     let indexTable: Table
+    let changeTable: Table
+    let databaseChangeTable: Table
 
     init(directory: URL, identifier: String, durability: Container.Durability) throws {
         self.directory = directory
@@ -50,6 +52,8 @@ final class Engine: Sendable {
         users = environment.table(named: Layout.users)
         refs = environment.table(named: Layout.refs)
         indexTable = environment.table(named: Layout.indexes)
+        changeTable = environment.table(named: Layout.changes)
+        databaseChangeTable = environment.table(named: Layout.databaseChanges)
         do {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
             let (incarnation, version) = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier, existed: existed)
@@ -97,9 +101,7 @@ final class Engine: Sendable {
                 throw FogError(.incompatibleVersion, message: "the store has no FogKit format version; it is not a FogKit store")
             }
         }
-        var incarnation = [UInt8](repeating: 0, count: 16)
-        var generator = SystemRandomNumberGenerator()
-        for i in incarnation.indices { incarnation[i] = UInt8.random(in: 0...255, using: &generator) }
+        let incarnation = newIncarnation()
         let created = try environment.writeAndWait { txn in
             if let existing = try txn.value(forKey: Layout.metaIncarnation, in: meta) { return existing }
             guard try txn.count(of: meta) == 0 else { throw FormatError(message: "store without format version") }

@@ -63,7 +63,7 @@ public final class ModifyRecordsOperation: DatabaseOperation, @unchecked Sendabl
         do {
             outcome = try database.engine.modifyAndWait(
                 saving: saves, deleting: deletes, policy: savePolicy, atomic: isAtomic, limits: database.limits,
-                context: database.context)
+                context: database.context, clientChangeTokenData: clientChangeTokenData)
         } catch {
             return finish(with: FogError.wrapping(error))
         }

@@ -21,7 +21,8 @@ struct QueryAnalysis {
     /// from the schema (`nil` when the field was never written).
     typealias FieldTypes = (String) throws -> FieldType?
 
-    static let recordNameField = Record.SystemFieldKey.recordID
+    /// CloudKit's schema name of the record ID field, which advice and errors use.
+    static let recordNameField = "recordName"
 
     /// Checks `node` and `order` against the field types and collects what they need.
     static func analyze(_ node: PredicateNode, order: [Query.SortDescriptor], recordType: String, types: FieldTypes) throws -> QueryAnalysis {
@@ -87,8 +88,9 @@ struct QueryAnalysis {
     }
 
     private mutating func need(_ field: String, _ options: IndexOptions) {
-        requirements.append(Requirement(field: field, options: options, word: options == .sortable ? "sortable" : "queryable"))
         if !PredicateKey(name: field).isSystem { fields.insert(field) }
+        let named = field == Record.SystemFieldKey.recordID ? Self.recordNameField : field
+        requirements.append(Requirement(field: named, options: options, word: options == .sortable ? "sortable" : "queryable"))
     }
 
     private func fieldType(_ key: PredicateKey, types: FieldTypes) throws -> FieldType? {
@@ -190,7 +192,8 @@ struct QueryAnalysis {
             if r.options == .searchable {
                 met = !indexes.searchableFields.isEmpty
             } else {
-                met = !indexes.options(r.field).isDisjoint(with: r.options)
+                let field = r.field == Self.recordNameField ? Record.SystemFieldKey.recordID : r.field
+                met = !indexes.options(field).isDisjoint(with: r.options)
             }
             return !met && seen.insert(r).inserted
         }

@@ -48,7 +48,8 @@ public struct IndexOptions: OptionSet, Sendable, Hashable, CustomStringConvertib
 public struct IndexAdvice: Sendable, Hashable, CustomStringConvertible {
     /// The record type queried.
     public let recordType: Record.RecordType
-    /// The field, or `recordName` for a query that scanned the whole record type.
+    /// The field, or `recordName` for the record ID (which queries without a condition, and
+    /// conditions on `recordID`, need); pass it to ``Container/setIndexes(_:forField:ofRecordType:)``.
     public let field: Record.FieldKey
     /// The options the field lacked.
     public let options: IndexOptions
