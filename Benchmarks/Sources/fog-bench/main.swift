@@ -4,6 +4,7 @@ import Foundation
 // fog-bench: whole-workload measurements of FogKit through its public API.
 //
 //   fog-bench writers [--seconds S] [--durability durable|relaxed|none]
+//   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
 //
 // Each line: <workload> <ops/s> ops/s <seconds> s cpu=<user+sys seconds> check=<records stored>
 
@@ -86,7 +87,10 @@ case "writers":
     let requests = Int(option("--requests") ?? "") ?? 6400
     let rounds = Int(option("--rounds") ?? "") ?? 3
     try await concurrentWriters(durability: durability, requests: requests, rounds: rounds)
+case "changes":
+    try await changeFeed(rounds: Int(option("--rounds") ?? "") ?? 3)
 default:
     print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]")
+    print("       fog-bench changes [--rounds R]")
     exit(2)
 }

@@ -6,9 +6,9 @@ extension Engine {
         Record.SystemFieldKey.recordID: .queryable,
         Record.SystemFieldKey.creationDate: [.queryable, .sortable],
         Record.SystemFieldKey.modificationDate: [.queryable, .sortable],
-        Record.SystemFieldKey.creatorUserRecordID: [.queryable, .sortable],
-        Record.SystemFieldKey.lastModifiedUserRecordID: [.queryable, .sortable],
-        Record.SystemFieldKey.parent: [.queryable, .sortable],
+        Record.SystemFieldKey.creatorUserRecordID: .queryable,
+        Record.SystemFieldKey.lastModifiedUserRecordID: .queryable,
+        Record.SystemFieldKey.parent: .queryable,
     ]
 
     /// Sets the index options of fields of a record type, building or deleting their

@@ -61,7 +61,10 @@ extension Engine {
         _ query: Query, zoneID: RecordZone.ID, desiredKeys: [String]?, resultsLimit: Int, context: DatabaseContext,
         environment: Container.Environment
     ) throws -> QueryPlan {
-        let limit = resultsLimit <= 0 ? QueryOperation.defaultBatchSize : resultsLimit
+        guard resultsLimit >= 0 else {
+            throw FogError(.invalidArguments, message: "resultsLimit is \(resultsLimit); it must be positive, or maximumResults (0)")
+        }
+        let limit = resultsLimit == 0 ? QueryOperation.defaultBatchSize : resultsLimit
         return try read { txn, names in
             let zone = try existingZone(zoneID, context: context, txn: txn)
             let p = try prepare(query, fixedOrder: nil, zone: zone?.id, desiredKeys: desiredKeys, now: Date(), txn: txn, names: &names)

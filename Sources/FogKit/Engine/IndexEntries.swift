@@ -118,7 +118,8 @@ extension Engine {
         for key in after where !before.contains(key) { try txn.put([], forKey: key, in: indexTable) }
     }
 
-    /// The commit sequence of the last index definition change (0 before any).
+    /// The number of index definition changes so far (0 before any): the version the
+    /// ``IndexCatalog`` cache is keyed by.
     func schemaVersion(in txn: ReadTransaction) throws -> Int64 {
         try txn.withValue(forKey: Layout.metaSchemaVersion, in: meta) { try readBigEndianKey($0) } ?? 0
     }

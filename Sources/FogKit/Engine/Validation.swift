@@ -12,6 +12,8 @@ enum Validation {
     static let reservedFieldKeys: Set<String> = [
         "recordID", "recordType", "creationDate", "creatorUserRecordID", "modificationDate",
         "lastModifiedUserRecordID", "recordChangeTag", "parent", "share", "allTokens", "self",
+        // CloudKit's schema name of the record ID, which index declarations accept.
+        "recordName",
     ]
 
     /// A record name: ASCII, 1...255 characters; a leading `_` is checked by the caller

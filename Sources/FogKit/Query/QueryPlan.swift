@@ -2,11 +2,11 @@
 /// and `fog query --explain`.
 ///
 /// ```
-/// query Post in _defaultZone
+/// query Post in _defaultZone (development)
 ///   access: index Post.author == "a17" (1 key)
 ///   filter: author == "a17"
-///   order:  -createdAt, in memory (top 50)
-///   fields: title
+///   order:  -createdAt, in memory (best 50 kept)
+///   fields: author, createdAt, title
 /// ```
 public struct QueryPlan: Sendable, Hashable, CustomStringConvertible {
     /// How the records are found: the index and keys read, or a scan of the record type.

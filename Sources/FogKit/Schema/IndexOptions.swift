@@ -48,8 +48,10 @@ public struct IndexOptions: OptionSet, Sendable, Hashable, CustomStringConvertib
 public struct IndexAdvice: Sendable, Hashable, CustomStringConvertible {
     /// The record type queried.
     public let recordType: Record.RecordType
-    /// The field, or `recordName` for the record ID (which queries without a condition, and
-    /// conditions on `recordID`, need); pass it to ``Container/setIndexes(_:forField:ofRecordType:)``.
+    /// The field to pass to ``Container/setIndexes(_:forField:ofRecordType:)``: a field,
+    /// `recordName` for the record ID (which queries without a condition, and conditions on
+    /// `recordID`, need), or `self` for a token search when no field of the type is
+    /// searchable (mark a string field ``IndexOptions/searchable``).
     public let field: Record.FieldKey
     /// The options the field lacked.
     public let options: IndexOptions

@@ -85,6 +85,9 @@ struct DemoCommand: AsyncParsableCommand {
         let plan = try database.explain(search, inZoneWith: zone.zoneID)
         print("How `self CONTAINS \"weekend\"` runs: \(plan.access)")
 
+        let changes = try await database.recordZoneChanges(inZoneWith: zone.zoneID, since: nil)
+        print("Change feed of \(zone.zoneID.zoneName) from the start: \(changes.modificationResultsByID.count) changed, \(changes.deletions.count) deleted (`fog changes --zone \(zone.zoneID.zoneName)` reads it)")
+
         let bob = try Container(identifier: identifier, directory: directory, user: "bob")
         defer { bob.close() }
         do {
