@@ -5,6 +5,7 @@ import Foundation
 //
 //   fog-bench writers [--seconds S] [--durability durable|relaxed|none]
 //   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
+//   fog-bench workloads                ../shared/bench's W1–W5, lines as bench_lmdb.c prints them
 //
 // Each line: <workload> <ops/s> ops/s <seconds> s cpu=<user+sys seconds> check=<records stored>
 
@@ -87,10 +88,14 @@ case "writers":
     let requests = Int(option("--requests") ?? "") ?? 6400
     let rounds = Int(option("--rounds") ?? "") ?? 3
     try await concurrentWriters(durability: durability, requests: requests, rounds: rounds)
+case "workloads":
+    let durability = Container.Durability(rawValue: option("--durability") ?? "durable") ?? .durable
+    try await referenceWorkloads(durability: durability)
 case "changes":
     try await changeFeed(rounds: Int(option("--rounds") ?? "") ?? 3)
 default:
     print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]")
     print("       fog-bench changes [--rounds R]")
+    print("       fog-bench workloads [--durability durable|relaxed|none]")
     exit(2)
 }
