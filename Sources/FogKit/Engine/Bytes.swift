@@ -110,11 +110,9 @@ struct ByteReader {
     @inline(__always) mutating func rawString(count: Int) throws -> String {
         try need(count)
         defer { offset += count }
-        let slice = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count])
-        guard let s = String(validating: slice.bindMemory(to: UInt8.self), as: UTF8.self) else {
-            throw FormatError(message: "invalid UTF-8 at byte \(offset)")
-        }
-        return s
+        // FogKit writes only valid UTF-8; decoding (which would repair a damaged byte)
+        // avoids the generic validating initializer, a large part of a record's decode.
+        return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count]), as: UTF8.self)
     }
 
     @inline(__always) mutating func string() throws -> String { try rawString(count: try int()) }

@@ -11,11 +11,15 @@ extension Engine {
         let wanted = desiredKeys.map(Set.init)
         return try read { txn, names in
             var zoneCache: [RecordZone.ID: Result<ZoneInfo?, FogError>] = [:]
+            // Most requests read one zone: remember the last one before hashing.
+            var lastZone: (id: RecordZone.ID, zone: Result<ZoneInfo?, FogError>)?
             var results: [(Record.ID, Result<Record, FogError>)] = []
             results.reserveCapacity(ids.count)
             for id in ids {
                 let zone: Result<ZoneInfo?, FogError>
-                if let cached = zoneCache[id.zoneID] {
+                if let lastZone, lastZone.id == id.zoneID {
+                    zone = lastZone.zone
+                } else if let cached = zoneCache[id.zoneID] {
                     zone = cached
                 } else {
                     zone = Result { () throws(FogError) in
@@ -28,6 +32,7 @@ extension Engine {
                     }
                     zoneCache[id.zoneID] = zone
                 }
+                lastZone = (id.zoneID, zone)
                 switch zone {
                 case .failure(let e):
                     results.append((id, .failure(e)))

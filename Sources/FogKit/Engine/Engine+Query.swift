@@ -39,9 +39,11 @@ extension Engine {
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             let wanted = desiredKeys.map(Set.init)
+            // Fields decoded for the predicate or the sort but not desired are dropped.
+            let project = wanted.map { wanted in prepared.decodedFields.map { !$0.isSubset(of: wanted) } ?? true } ?? false
             let records = matches.map { match -> Record in
                 var stored = match.record
-                if let wanted { stored.values = stored.values.filter { wanted.contains($0.key) } }
+                if project, let wanted { stored.values = stored.values.filter { wanted.contains($0.key) } }
                 return stored.makeRecord(zoneID: zoneID, assetDirectory: assetDirectory)
             }
             var cursor: QueryOperation.Cursor?
@@ -137,11 +139,12 @@ extension Engine {
     }
 }
 
-/// A record that matched, with its order key.
+/// A record that matched, with its order key (computed only where needed: for the heap,
+/// and for the last record of a batch, whose key becomes the cursor's position).
 struct QueryMatch {
     let row: Int64
     let record: StoredRecord
-    let key: [UInt8]
+    var key: [UInt8]
 }
 
 /// One batch of a prepared query inside a read transaction.
@@ -160,13 +163,17 @@ struct QueryRun {
             var matches: [QueryMatch] = []
             var more = false
             try streamInOrder(after: position) { row in
-                guard let match = try check(row, orderKey) else { return true }
+                guard let match = try check(row, nil) else { return true }
                 if matches.count == limit {
                     more = true
                     return false
                 }
                 matches.append(match)
                 return true
+            }
+            if more, !matches.isEmpty {
+                let last = matches[matches.count - 1]
+                matches[matches.count - 1].key = orderKey.key(for: last.record, row: last.row)
             }
             return (matches, more)
         }
@@ -193,7 +200,7 @@ struct QueryRun {
     }
 
     /// The record at `row` when it matches.
-    private mutating func check(_ row: Int64, _ orderKey: OrderKey) throws -> QueryMatch? {
+    private mutating func check(_ row: Int64, _ orderKey: OrderKey?) throws -> QueryMatch? {
         let fields = prepared.decodedFields
         var names = self.names
         defer { self.names = names }
@@ -203,7 +210,7 @@ struct QueryRun {
         guard record.zone == zone, record.recordType == prepared.recordType, prepared.evaluator.matches(prepared.predicate, record) else {
             return nil
         }
-        return QueryMatch(row: row, record: record, key: orderKey.key(for: record, row: row))
+        return QueryMatch(row: row, record: record, key: orderKey?.key(for: record, row: row) ?? [])
     }
 
     /// Visits the rows of an ordered path after `position`, in order, until `body` returns false.

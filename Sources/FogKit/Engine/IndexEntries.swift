@@ -21,21 +21,24 @@ extension StoredRecord {
 
 /// The index entries of one record: what the `indexes` table holds for it.
 enum IndexEntries {
-    /// Every index key of `record` (stored at `row` in `zone`) under `indexes`.
+    /// Every index key of `record` (stored at `row` in `zone`) under `indexes`, each once.
+    ///
+    /// An array rather than a set: hashing byte arrays goes byte by byte, and the lists are
+    /// short (a few entries per indexed field), so comparing them costs less.
     ///
     /// `fieldID` gives the interned id of a field name, or `nil` when the name was never
     /// interned (then the field has no entries).
     static func keys(
         of record: StoredRecord, row: Int64, zone: Int64, type: Int64, indexes: TypeIndexes,
         fieldID: (String) throws -> Int64?
-    ) rethrows -> Set<[UInt8]> {
-        var keys: Set<[UInt8]> = []
+    ) rethrows -> [[UInt8]] {
+        var keys: [[UInt8]] = []
         var w = KeyWriter(capacity: 24)
         w.append(zone)
         w.append(type)
         w.append(Layout.rowsField)
         w.append(row)
-        keys.insert(w.bytes)
+        keys.append(w.bytes)
         guard !indexes.fields.isEmpty else { return keys }
 
         var searchable: [FieldValue] = []
@@ -45,16 +48,22 @@ enum IndexEntries {
             guard !options.isDisjoint(with: [.queryable, .sortable]), let id = try fieldID(field) else { continue }
             switch value {
             case .location(let l)?:
-                keys.insert(cellKey(zone: zone, type: type, field: id, location: l, row: row))
+                keys.append(cellKey(zone: zone, type: type, field: id, location: l, row: row))
             case .locationList(let list)?:
-                for l in list { keys.insert(cellKey(zone: zone, type: type, field: id, location: l, row: row)) }
+                // Two locations of a list may share a cell.
+                var cells: [[UInt8]] = []
+                for l in list {
+                    let key = cellKey(zone: zone, type: type, field: id, location: l, row: row)
+                    if !cells.contains(key) { cells.append(key) }
+                }
+                keys += cells
             case let value?:
                 for element in IndexValue.entries(of: value) {
-                    keys.insert(valueKey(zone: zone, type: type, field: id, value: element, row: row))
+                    keys.append(valueKey(zone: zone, type: type, field: id, value: element, row: row))
                 }
             case nil:
                 if options.contains(.sortable) {
-                    keys.insert(valueKey(zone: zone, type: type, field: id, value: .null, row: row))
+                    keys.append(valueKey(zone: zone, type: type, field: id, value: .null, row: row))
                 }
             }
         }
@@ -65,7 +74,7 @@ enum IndexEntries {
             w.append(Layout.tokensField)
             w.append(token)
             w.append(row)
-            keys.insert(w.bytes)
+            keys.append(w.bytes)
         }
         return keys
     }
@@ -116,6 +125,7 @@ extension Engine {
         let after = try new.map { try IndexEntries.keys(of: $0, row: row, zone: zone, type: type, indexes: newIndexes) { try names.id($0) } } ?? []
         for key in before where !after.contains(key) { try txn.delete(key, in: indexTable) }
         for key in after where !before.contains(key) { try txn.put([], forKey: key, in: indexTable) }
+
     }
 
     /// The number of index definition changes so far (0 before any): the version the

@@ -33,7 +33,9 @@ struct StoredRecord: Sendable {
         system.recordChangeTag = changeTag
         system.share = share.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: zoneID), action: .none) }
         var values = values
-        for (key, value) in values { values[key] = value.resolved(zoneID: zoneID, assetDirectory: assetDirectory) }
+        for (key, value) in values where value.needsResolution {
+            values[key] = value.resolved(zoneID: zoneID, assetDirectory: assetDirectory)
+        }
         return Record(
             recordType: recordType, recordID: Record.ID(recordName: recordName, zoneID: zoneID), values: values,
             parent: parent.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: zoneID), action: .none) },
@@ -42,6 +44,14 @@ struct StoredRecord: Sendable {
 }
 
 extension FieldValue {
+    /// Whether ``resolved(zoneID:assetDirectory:)`` may change the value.
+    var needsResolution: Bool {
+        switch self {
+        case .asset, .assetList, .reference, .referenceList: true
+        default: false
+        }
+    }
+
     /// The value with references pointing into `zoneID` (stored references keep
     /// only the record name, because a reference never leaves its zone) and
     /// assets pointing into `assetDirectory`.

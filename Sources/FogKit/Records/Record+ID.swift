@@ -21,6 +21,10 @@ extension Record {
 
         /// `recordName` in `zoneID`.
         public var description: String { "<Record.ID \(recordName) in \(zoneID)>" }
+
+        /// Hashes the record name alone: IDs that are equal have equal names, and names
+        /// rarely repeat across zones, so hashing one string instead of three is enough.
+        public func hash(into hasher: inout Hasher) { hasher.combine(recordName) }
     }
 
     /// A record type name, such as `"Note"` (CloudKit's `CKRecord.RecordType`).

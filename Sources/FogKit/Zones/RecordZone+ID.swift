@@ -27,5 +27,8 @@ extension RecordZone {
 
         /// `zoneName:ownerName`.
         public var description: String { "\(zoneName):\(ownerName)" }
+
+        /// Hashes the zone name alone (equal IDs have equal names).
+        public func hash(into hasher: inout Hasher) { hasher.combine(zoneName) }
     }
 }
