@@ -474,3 +474,80 @@ extension Sequence {
         return result
     }
 }
+
+/// Regressions found in review.
+@Suite struct ChangeFeedEdgeTests {
+    private func note(_ name: String, in zone: RecordZone.ID) -> Record {
+        let record = Record(recordType: "Note", recordID: Record.ID(recordName: name, zoneID: zone))
+        record["v"] = 1
+        return record
+    }
+
+    /// A page can end inside one commit's entries; pruning that commit's later tombstones
+    /// must expire the token rather than skip them.
+    @Test func aTokenInsideAPrunedCommitExpires() async throws {
+        let store = try TestStore(configuration: .init(durability: .none, tombstoneRetention: 0))
+        let db = store.container.privateCloudDatabase
+        let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
+        _ = try await db.modifyRecords(saving: ["a", "b", "c", "d"].map { note($0, in: zone) }, deleting: [])
+        let all = try await db.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
+        _ = try await db.modifyRecords(saving: [], deleting: ["a", "b", "c"].map { Record.ID(recordName: $0, zoneID: zone) })
+        let partial = try await db.recordZoneChanges(inZoneWith: zone, since: all, resultsLimit: 1)
+        #expect(partial.deletions.count == 1 && partial.moreComing)
+        try await Task.sleep(for: .milliseconds(5))
+        try await db.deleteRecord(withID: Record.ID(recordName: "d", zoneID: zone))
+        await expectFogError(.changeTokenExpired) { try await db.recordZoneChanges(inZoneWith: zone, since: partial.changeToken) }
+    }
+
+    @Test func aTokenFromBeforeTheDefaultZoneExistedSeesEverything() async throws {
+        let directory = TemporaryDirectory()
+        let configuration = Container.Configuration(durability: .none, changeFeeds: .everyZone)
+        // Nobody has written yet: the public default zone does not exist.
+        let nobody = try Container(identifier: "iCloud.test", directory: directory.url, user: nil, configuration: configuration)
+        let empty = try await nobody.publicCloudDatabase.recordZoneChanges(inZoneWith: .default, since: nil)
+        #expect(empty.modificationResultsByID.isEmpty)
+        // alice's first visit creates it, with her user record.
+        let alice = try Container(identifier: "iCloud.test", directory: directory.url, user: "alice", configuration: configuration)
+        let page = try await nobody.publicCloudDatabase.recordZoneChanges(inZoneWith: .default, since: empty.changeToken)
+        #expect(page.modificationResultsByID.values.compactMap { try? $0.get().record.recordType } == ["Users"])
+        alice.close()
+        nobody.close()
+    }
+
+    @Test func aTokenOfAnotherZoneOrDatabaseIsInvalidArguments() async throws {
+        let store = try TestStore()
+        let db = store.container.privateCloudDatabase
+        let a = try await db.save(RecordZone(zoneName: "A")).zoneID
+        let b = try await db.save(RecordZone(zoneName: "B")).zoneID
+        let tokenA = try await db.recordZoneChanges(inZoneWith: a, since: nil).changeToken
+        await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: b, since: tokenA) }
+        let bob = try store.container(user: "bob")
+        defer { bob.close() }
+        let aliceDatabaseToken = try await db.databaseChanges(since: nil).changeToken
+        await expectFogError(.invalidArguments) { try await bob.privateCloudDatabase.databaseChanges(since: aliceDatabaseToken) }
+        await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: a, since: nil, resultsLimit: -1) }
+        await expectFogError(.invalidArguments) { try await db.databaseChanges(since: nil, resultsLimit: -1) }
+    }
+
+    @Test func aNegativeTombstoneRetentionIsRefused() throws {
+        let directory = TemporaryDirectory()
+        #expect(throws: FogError.self) {
+            try Container(identifier: "iCloud.test", directory: directory.url, user: "alice", configuration: .init(tombstoneRetention: -1))
+        }
+    }
+}
+
+@Suite struct ErrorPatternTests {
+    @Test func catchMatchesACodeAsWithCKError() async throws {
+        let store = try TestStore()
+        var matched = false
+        do {
+            _ = try await store.container.privateCloudDatabase.record(for: Record.ID(recordName: "missing"))
+        } catch FogError.zoneNotFound {
+            Issue.record("wrong code matched")
+        } catch FogError.unknownItem {
+            matched = true
+        }
+        #expect(matched)
+    }
+}

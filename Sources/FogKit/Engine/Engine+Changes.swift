@@ -28,8 +28,9 @@ extension Engine {
     func zoneChanges(
         _ zoneID: RecordZone.ID, since token: ServerChangeToken?, desiredKeys: [String]?, limit: Int, context: DatabaseContext
     ) throws -> ZoneChangePage {
-        let start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .zone) }
+        var start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .zone) }
         try checkReader(context)
+        try Self.checkLimit(limit)
         let limit = limit > 0 ? limit : Self.defaultChangePageSize
         let wanted = desiredKeys.map(Set.init)
         return try read { txn, names in
@@ -45,18 +46,25 @@ extension Engine {
             func token(_ sequence: Int64, _ row: Int64) -> ServerChangeToken {
                 ChangeTokenContent.zone(incarnation: incarnation, zone: zone, created: created, sequence: sequence, row: row).token
             }
-            if let start {
-                guard start.incarnation == incarnation else {
+            if let token = start {
+                guard token.incarnation == incarnation else {
                     throw FogError(.changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
                 }
-                guard start.scope == zone, start.zoneCreated == created else {
-                    throw FogError(.changeTokenExpired, message: "zone \(zoneID.zoneName) was deleted and created again since the change token; fetch again from a nil token")
-                }
-                guard start.sequence <= current else {
+                guard token.sequence <= current else {
                     throw FogError(.changeTokenExpired, message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
                 }
-                let horizon = try self.horizon(zone: zone, txn: txn)
-                guard start.sequence >= horizon else {
+                if token.scope == 0, created > token.sequence {
+                    // The token was taken before the default zone existed: everything in
+                    // the zone is new to it.
+                    start = nil
+                } else if token.scope != zone || token.zoneCreated != created {
+                    if token.scope != 0, try txn.contains(bigEndianKey(token.scope), in: zoneIDs) {
+                        throw FogError(.invalidArguments, message: "the change token belongs to another zone than \(zoneID.zoneName)")
+                    }
+                    throw FogError(.changeTokenExpired, message: "zone \(zoneID.zoneName) was deleted and created again since the change token; fetch again from a nil token")
+                } else if let horizon = try self.horizon(zone: zone, txn: txn),
+                    (token.sequence, token.item) < (horizon.sequence, horizon.row)
+                {
                     throw FogError(.changeTokenExpired, message: "deletions since the change token were pruned (tombstone retention); fetch again from a nil token")
                 }
             }
@@ -103,6 +111,7 @@ extension Engine {
     func databaseChanges(since token: ServerChangeToken?, limit: Int, context: DatabaseContext) throws -> DatabaseChangePage {
         let start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .database) }
         try checkReader(context)
+        try Self.checkLimit(limit)
         let everyZone = context.changeFeeds == .everyZone
         if context.scope == .public, !everyZone {
             throw FogError(.invalidArguments, message: "the public database has no change feed in CloudKit; open the container with changeFeeds: .everyZone for one")
@@ -120,7 +129,7 @@ extension Engine {
                     throw FogError(.changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
                 }
                 guard start.scope == Int64(scope), start.owner == owner else {
-                    throw FogError(.changeTokenExpired, message: "the change token belongs to another database; fetch again from a nil token")
+                    throw FogError(.invalidArguments, message: "the change token belongs to another database")
                 }
                 guard start.sequence <= current else {
                     throw FogError(.changeTokenExpired, message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
@@ -166,6 +175,12 @@ extension Engine {
         }
         if address.isDefault {
             throw FogError(.invalidArguments, message: "the default zone has no change feed in CloudKit (only custom zones have fetchChanges); open the container with changeFeeds: .everyZone for one")
+        }
+    }
+
+    private static func checkLimit(_ limit: Int) throws(FogError) {
+        guard limit >= 0 else {
+            throw FogError(.invalidArguments, message: "resultsLimit is \(limit); it must be positive, or 0 to let FogKit choose")
         }
     }
 

@@ -10,9 +10,9 @@ import Foundation
 /// |---|---|
 /// | (zone, 0, sequence, row) | `1` for a record as saved at `sequence`; `2`, varint type id, record name for a deletion |
 /// | (zone, 1, record name) | (sequence, row) tuple of the record's tombstone |
-/// | (zone, 2) | BE64 horizon: the newest sequence of a pruned tombstone |
+/// | (zone, 2) | the horizon: (sequence, row) tuple of the newest pruned tombstone |
 /// | (zone, 3) | the last `clientChangeTokenData` saved to the zone |
-/// | (zone, 4, sequence, row) | tombstone age: BE64 deletion time bits, record name |
+/// | (zone, 4, sequence, row) | tombstone age: deletion time (little-endian Float64 seconds since 2001), record name |
 ///
 /// `dbchanges`, keys starting with (scope, owner):
 ///
@@ -146,12 +146,20 @@ extension Engine {
             try txn.delete(Layout.tombstoneAgeKey(zone: zone, sequence: t.sequence, row: t.row), in: changeTable)
             try txn.delete(Layout.tombstoneKey(zone: zone, name: t.name), in: changeTable)
         }
-        try txn.put(bigEndianKey(newest.sequence), forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart), in: changeTable)
+        try txn.put(
+            Layout.position(sequence: newest.sequence, row: newest.row), forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart),
+            in: changeTable)
     }
 
-    /// The zone's horizon: tokens before it have expired (0 when nothing was pruned).
-    func horizon(zone: Int64, txn: ReadTransaction) throws -> Int64 {
-        try txn.withValue(forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart), in: changeTable) { try readBigEndianKey($0) } ?? 0
+    /// The zone's horizon: the log position (sequence, row) of the newest pruned tombstone,
+    /// or `nil` when nothing was pruned. A token that has not read past it has missed a
+    /// deletion, and has expired. (A position, not only a sequence: a page may end in the
+    /// middle of one commit's entries.)
+    func horizon(zone: Int64, txn: ReadTransaction) throws -> (sequence: Int64, row: Int64)? {
+        try txn.withValue(forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart), in: changeTable) { value in
+            var reader = KeyReader(value)
+            return (try reader.readInt64(), try reader.readInt64())
+        }
     }
 
     /// Keeps the client change token data of the latest modify request on a zone.

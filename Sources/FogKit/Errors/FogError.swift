@@ -74,7 +74,7 @@ public struct FogError: Error, @unchecked Sendable, CustomStringConvertible, Loc
 }
 
 extension FogError.Code {
-    /// Lets `catch FogError.Code.unknownItem` match thrown errors.
+    /// Lets `catch FogError.unknownItem` match thrown errors (an expression pattern; `FogError.Code.unknownItem` would be an enum case pattern, which cannot match `any Error`).
     public static func ~= (lhs: FogError.Code, rhs: any Error) -> Bool {
         (rhs as? FogError)?.code == lhs
     }

@@ -20,15 +20,15 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
     public struct ZoneConfiguration: Sendable, Hashable {
         /// The token of the last fetch, or `nil` for every change.
         public var previousServerChangeToken: ServerChangeToken?
-        /// The most changes per page; `nil` or 0 lets FogKit choose (400).
-        public var resultsLimit: Int?
+        /// The most changes per page; 0 (the default) lets FogKit choose (400).
+        public var resultsLimit: Int
         /// The fields of changed records to fetch: `nil` for all, `[]` for none.
         public var desiredKeys: [Record.FieldKey]?
 
         /// Creates a configuration.
         public init(previousServerChangeToken: ServerChangeToken? = nil, resultsLimit: Int? = nil, desiredKeys: [Record.FieldKey]? = nil) {
             self.previousServerChangeToken = previousServerChangeToken
-            self.resultsLimit = resultsLimit
+            self.resultsLimit = resultsLimit ?? 0
             self.desiredKeys = desiredKeys
         }
     }
@@ -94,7 +94,7 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
                 let page: ZoneChangePage
                 do {
                     page = try database.engine.zoneChanges(
-                        zoneID, since: token, desiredKeys: configuration.desiredKeys, limit: configuration.resultsLimit ?? 0,
+                        zoneID, since: token, desiredKeys: configuration.desiredKeys, limit: configuration.resultsLimit,
                         context: database.context)
                 } catch {
                     let e = FogError.wrapping(error)

@@ -23,7 +23,7 @@ struct ChangesCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The token a previous run printed (base64).")
     var since: String?
 
-    @Option(name: .long, help: "The database: private or public.")
+    @Option(name: .long, help: "The database: private, public (with --every-zone) or shared.")
     var database: String = "private"
 
     @Option(name: .long, help: "The user to act for (needed for the private database).")
