@@ -86,8 +86,16 @@ private func monotonic() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
+/// The workloads to run (`--only W3a,W5`: W1 still loads the data, unreported); all when empty.
+nonisolated(unsafe) var selectedWorkloads: Set<String> = []
+
 /// Prints `<name> <ops/s> ops/s <seconds> s cpu=<seconds> check=<n>` as the reference programs do.
 private func measure(_ name: String, ops: Int, _ body: () async throws -> UInt64) async rethrows {
+    let short = String(name.prefix { $0 != "-" })
+    if !selectedWorkloads.isEmpty, !selectedWorkloads.contains(short) {
+        if short == "W1" { _ = try await body() }
+        return
+    }
     let t0 = monotonic(), c0 = cpuSeconds()
     let check = try await body()
     let dt = monotonic() - t0, dc = cpuSeconds() - c0
@@ -122,7 +130,8 @@ private extension Record {
 func referenceWorkloads(durability: Container.Durability) async throws {
     let (authors, posts) = generate()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: directory) }
+    // FOG_BENCH_KEEP=1 keeps the store for inspection (mdb_stat -a DIR).
+    defer { if ProcessInfo.processInfo.environment["FOG_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(at: directory) } }
     let container = try Container(
         identifier: "iCloud.fog.bench", directory: directory, user: "bench", configuration: .init(durability: durability))
     let database = container.privateCloudDatabase

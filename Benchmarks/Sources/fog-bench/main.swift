@@ -90,6 +90,7 @@ case "writers":
     try await concurrentWriters(durability: durability, requests: requests, rounds: rounds)
 case "workloads":
     let durability = Container.Durability(rawValue: option("--durability") ?? "durable") ?? .durable
+    selectedWorkloads = Set((option("--only") ?? "").split(separator: ",").map(String.init))
     try await referenceWorkloads(durability: durability)
 case "changes":
     try await changeFeed(rounds: Int(option("--rounds") ?? "") ?? 3)

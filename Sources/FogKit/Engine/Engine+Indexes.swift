@@ -54,29 +54,17 @@ extension Engine {
             }
             guard new != old else { return }
             _ = try nextCounter(Layout.metaSchemaVersion, in: txn)
-            // Rebuild the entries of the records already stored, zone by zone.
-            var zoneIDs: [Int64] = []
-            try txn.scan(self.zoneIDs) { key, _ in
-                zoneIDs.append(try readBigEndianKey(key))
+            // Rebuild the entries of the records already stored.
+            var found: [(row: Int64, record: StoredRecord)] = []
+            var resolver = names.resolver
+            try scanRecords(zone: nil, type: typeID, txn: txn) { row, value in
+                found.append((row, try RecordCodec.decode(value, names: &resolver)))
                 return true
             }
-            for zone in zoneIDs {
-                var rows: [Int64] = []
-                try txn.scan(indexTable, range: .prefix(Layout.rowsPrefix(zone: zone, type: typeID))) { key, _ in
-                    var reader = KeyReader(key)
-                    for _ in 0..<3 { try reader.skipElement() }
-                    rows.append(try reader.readInt64())
-                    return true
-                }
-                for row in rows {
-                    var resolver = names.resolver
-                    guard let record = try txn.withValue(forKey: bigEndianKey(row), in: records, { try RecordCodec.decode($0, names: &resolver) }) else {
-                        throw FormatError(message: "index entry for missing row \(row)")
-                    }
-                    try updateIndexEntries(
-                        old: record, new: record, row: row, zone: zone, type: typeID, oldIndexes: old, newIndexes: new, txn: txn,
-                        names: &names.resolver)
-                }
+            for (row, record) in found {
+                try updateIndexEntries(
+                    old: record, new: record, row: row, zone: record.zone, type: typeID, oldIndexes: old, newIndexes: new, txn: txn,
+                    names: &names.resolver)
             }
         }
     }

@@ -544,7 +544,11 @@ struct ModifyRun {
                 creationDate: p.existing?.record.creationDate ?? now, modificationDate: now,
                 creator: p.existing?.record.creator ?? user, modifier: user, changeSequence: sequence)
             let bytes = try RecordCodec.encode(stored, names: &names)
-            try txn.put(bytes, forKey: bigEndianKey(row), in: engine.records)
+            // A new row id is above every other, so the record appends to the table's last
+            // page, which LMDB then fills completely instead of splitting it in half.
+            try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: engine.records, append: p.existing == nil) {
+                $0.copyBytes(from: bytes)
+            }
             if p.existing == nil {
                 try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: engine.recordNames)
             }

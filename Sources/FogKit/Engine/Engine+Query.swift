@@ -126,14 +126,10 @@ extension Engine {
             return false
         }
         if found { return true }
-        // A type whose records have no fields: look for one in any zone.
-        try txn.scan(zoneIDs) { key, _ in
-            let zone = try readBigEndianKey(key)
-            try txn.scan(indexTable, range: .prefix(Layout.rowsPrefix(zone: zone, type: typeID))) { _, _ in
-                found = true
-                return false
-            }
-            return !found
+        // A type whose records have no fields: look for one.
+        try scanRecords(zone: nil, type: typeID, txn: txn) { _, _ in
+            found = true
+            return false
         }
         return found
     }
@@ -162,14 +158,29 @@ struct QueryRun {
         if prepared.pathGivesOrder {
             var matches: [QueryMatch] = []
             var more = false
-            try streamInOrder(after: position) { row in
-                guard let match = try check(row, nil) else { return true }
+            let take = { (match: QueryMatch) -> Bool in
                 if matches.count == limit {
                     more = true
                     return false
                 }
                 matches.append(match)
                 return true
+            }
+            if case .typeScan = prepared.path {
+                // Row order: the records table itself, read in order from the position.
+                let after = try position.map { bytes -> Int64 in
+                    var reader = KeyReader(bytes)
+                    return try reader.readInt64()
+                }
+                try engine.scanRecords(zone: zone, type: type, after: after, txn: txn) { row, buffer in
+                    guard let match = try check(row, buffer, nil) else { return true }
+                    return take(match)
+                }
+            } else {
+                try streamInOrder(after: position) { row in
+                    guard let match = try check(row, nil) else { return true }
+                    return take(match)
+                }
             }
             if more, !matches.isEmpty {
                 let last = matches[matches.count - 1]
@@ -178,18 +189,28 @@ struct QueryRun {
             return (matches, more)
         }
         // Gather the candidates, keep the best `limit + 1` matches after the position.
-        var rows: [Int64] = []
-        try candidates { rows.append($0) }
-        rows.sort()
         var heap = Heap<HeapItem>()
-        var previous: Int64?
-        for row in rows where row != previous {
-            previous = row
-            guard let match = try check(row, orderKey) else { continue }
+        func offer(_ match: QueryMatch?) {
+            guard let match else { return }
             // Continuing: only what comes after the cursor's position.
-            if let position, !position.lexicographicallyPrecedes(match.key) { continue }
+            if let position, !position.lexicographicallyPrecedes(match.key) { return }
             heap.insert(HeapItem(match: match))
             if heap.count > limit + 1 { _ = heap.removeMax() }
+        }
+        if case .typeScan = prepared.path {
+            try engine.scanRecords(zone: zone, type: type, txn: txn) { row, buffer in
+                offer(try check(row, buffer, orderKey))
+                return true
+            }
+        } else {
+            var rows: [Int64] = []
+            try candidates { rows.append($0) }
+            rows.sort()
+            var previous: Int64?
+            for row in rows where row != previous {
+                previous = row
+                offer(try check(row, orderKey))
+            }
         }
         var sorted: [QueryMatch] = []
         sorted.reserveCapacity(heap.count)
@@ -201,12 +222,16 @@ struct QueryRun {
 
     /// The record at `row` when it matches.
     private mutating func check(_ row: Int64, _ orderKey: OrderKey?) throws -> QueryMatch? {
-        let fields = prepared.decodedFields
-        var names = self.names
-        defer { self.names = names }
-        guard let record = try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { buffer in
-            try RecordCodec.decode(buffer, names: &names, desiredKeys: fields)
-        }) else { return nil }
+        var match: QueryMatch?
+        guard try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { buffer in
+            match = try check(row, buffer, orderKey)
+        }) != nil else { return nil }
+        return match
+    }
+
+    /// The encoded record `buffer` at `row` when it matches.
+    private mutating func check(_ row: Int64, _ buffer: UnsafeRawBufferPointer, _ orderKey: OrderKey?) throws -> QueryMatch? {
+        let record = try RecordCodec.decode(buffer, names: &names, desiredKeys: prepared.decodedFields)
         guard record.zone == zone, record.recordType == prepared.recordType, prepared.evaluator.matches(prepared.predicate, record) else {
             return nil
         }
@@ -216,11 +241,6 @@ struct QueryRun {
     /// Visits the rows of an ordered path after `position`, in order, until `body` returns false.
     private func streamInOrder(after position: [UInt8]?, _ body: (Int64) throws -> Bool) throws {
         switch prepared.path {
-        case .typeScan:
-            let prefix = Layout.rowsPrefix(zone: zone, type: type)
-            var range = ScanRange.prefix(prefix)
-            if let position { (range.lower, range.lowerInclusive) = (prefix + position, false) }
-            try scanRows(range, prefixCount: prefix.count, skip: 0, body)
         case .values(_, let id, let values):
             let prefix = Layout.valuePrefix(zone: zone, type: type, field: id) + values[0].encoded
             var range = ScanRange.prefix(prefix)
@@ -287,8 +307,7 @@ struct QueryRun {
                 upper: upper.map { prefix + $0 } ?? ScanRange.successor(ofPrefix: prefix), upperInclusive: upperInclusive)
             try scanRows(range, prefixCount: prefix.count, skip: 1, visit)
         case .typeScan:
-            let prefix = Layout.rowsPrefix(zone: zone, type: type)
-            try scanRows(.prefix(prefix), prefixCount: prefix.count, skip: 0, visit)
+            preconditionFailure("QueryRun: whole-type scans read the records table")
         }
     }
 

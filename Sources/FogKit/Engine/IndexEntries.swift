@@ -33,13 +33,8 @@ enum IndexEntries {
         fieldID: (String) throws -> Int64?
     ) rethrows -> [[UInt8]] {
         var keys: [[UInt8]] = []
-        var w = KeyWriter(capacity: 24)
-        w.append(zone)
-        w.append(type)
-        w.append(Layout.rowsField)
-        w.append(row)
-        keys.append(w.bytes)
         guard !indexes.fields.isEmpty else { return keys }
+        var w = KeyWriter(capacity: 24)
 
         var searchable: [FieldValue] = []
         for (field, options) in indexes.fields where field != Record.SystemFieldKey.recordID {

@@ -3,11 +3,11 @@ import Foundation
 
 /// Keys of the `indexes` table and of index definitions in `schema`.
 ///
-/// Every index entry is a tuple that starts with (zone id, record type id, field id):
+/// Every index entry is a tuple that starts with (zone id, record type id, field id); a record
+/// type's records themselves are found by scanning `records` (see `Engine.scanRecords`):
 ///
 /// | entry | key |
 /// |---|---|
-/// | the record exists | (zone, type, 0, row) |
 /// | a value (queryable / sortable; one per list element; null when absent and sortable) | (zone, type, field, 0, value, row) |
 /// | a location cell | (zone, type, field, 1, latitude cell, longitude cell, row) |
 /// | a text token of a searchable field | (zone, type, -1, token, row) |
@@ -31,8 +31,6 @@ extension Layout {
         return w.bytes
     }()
 
-    /// The field id of the "record exists" entries.
-    static let rowsField: Int64 = 0
     /// The field id of the text-token entries.
     static let tokensField: Int64 = -1
     static let valueKind: Int64 = 0
@@ -42,15 +40,6 @@ extension Layout {
     static func indexPrefix(zone: Int64) -> [UInt8] {
         var w = KeyWriter(capacity: 9)
         w.append(zone)
-        return w.bytes
-    }
-
-    /// (zone, type, 0): the "record exists" entries of a record type, in row order.
-    static func rowsPrefix(zone: Int64, type: Int64) -> [UInt8] {
-        var w = KeyWriter(capacity: 24)
-        w.append(zone)
-        w.append(type)
-        w.append(rowsField)
         return w.bytes
     }
 

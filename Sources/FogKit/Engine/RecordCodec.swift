@@ -109,6 +109,16 @@ enum RecordCodec {
             changeSequence: sequence)
     }
 
+    /// The record type's name id and the zone id of an encoded record, read from its
+    /// header without decoding the rest (whole-type scans filter rows with it).
+    @inline(__always)
+    static func typeAndZone(_ buffer: UnsafeRawBufferPointer) throws -> (type: Int64, zone: Int64) {
+        var r = ByteReader(buffer)
+        let v = try r.u8()
+        guard v == version else { throw FormatError(message: "record format version \(v)") }
+        return (try r.int64(), try r.int64())
+    }
+
     // MARK: - Payloads
 
     static func encodePayload(_ value: FieldValue, into w: inout ByteWriter) {
