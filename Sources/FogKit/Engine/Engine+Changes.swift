@@ -76,6 +76,7 @@ extension Engine {
             var page = ZoneChangePage(token: token(current, .max), clientChangeTokenData: try clientChangeToken(zone: info.id, txn: txn), moreComing: false)
             var count = 0
             var last: (Int64, Int64)?
+            let selection = try FieldSelection(wanted, names: &names)
             try txn.scan(changeTable, range: range) { key, value in
                 if count == limit {
                     page.moreComing = true
@@ -88,7 +89,7 @@ extension Engine {
                 switch try r.u8() {
                 case Layout.changedEntry:
                     guard let stored = try txn.withValue(forKey: bigEndianKey(row), in: records, {
-                        try RecordCodec.decode($0, names: &names, desiredKeys: wanted)
+                        try RecordCodec.decode($0, names: &names, fields: selection)
                     }) else { throw FormatError(message: "change log entry for missing row \(row)") }
                     page.changed.append(stored.makeRecord(zoneID: zoneID, assetDirectory: assetDirectory))
                 case Layout.deletedEntry:

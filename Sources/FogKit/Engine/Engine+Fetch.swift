@@ -10,6 +10,7 @@ extension Engine {
         }
         let wanted = desiredKeys.map(Set.init)
         return try read { txn, names in
+            let selection = try FieldSelection(wanted, names: &names)
             var zoneCache: [RecordZone.ID: Result<ZoneInfo?, FogError>] = [:]
             // Most requests read one zone: remember the last one before hashing.
             var lastZone: (id: RecordZone.ID, zone: Result<ZoneInfo?, FogError>)?
@@ -39,7 +40,7 @@ extension Engine {
                 case .success(nil):
                     results.append((id, .failure(unknown(id))))
                 case .success(let info?):
-                    if let stored = try load(zone: info.id, name: id.recordName, desiredKeys: wanted, txn: txn, names: &names) {
+                    if let stored = try load(zone: info.id, name: id.recordName, fields: selection, txn: txn, names: &names) {
                         results.append((id, .success(stored.makeRecord(zoneID: id.zoneID, assetDirectory: assetDirectory))))
                     } else {
                         results.append((id, .failure(unknown(id))))
@@ -54,12 +55,12 @@ extension Engine {
         FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
     }
 
-    /// Loads one stored record, decoding only `desiredKeys` when given.
+    /// Loads one stored record, decoding only the selected fields.
     @inline(__always)
-    func load(zone: Int64, name: String, desiredKeys: Set<String>?, txn: ReadTransaction, names: inout NameResolver) throws -> StoredRecord? {
+    func load(zone: Int64, name: String, fields: FieldSelection, txn: ReadTransaction, names: inout NameResolver) throws -> StoredRecord? {
         guard let row = try rowID(zone: zone, name: name, in: txn) else { return nil }
         return try txn.withValue(forKey: bigEndianKey(row), in: records) {
-            try RecordCodec.decode($0, names: &names, desiredKeys: desiredKeys)
+            try RecordCodec.decode($0, names: &names, fields: fields)
         }
     }
 }

@@ -35,7 +35,7 @@ extension Engine {
                 }
             }
             guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
-            var run = QueryRun(engine: self, prepared: prepared, zone: zone.id, type: typeID, txn: txn, names: names)
+            var run = try QueryRun(engine: self, prepared: prepared, zone: zone.id, type: typeID, txn: txn, names: names)
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             let wanted = desiredKeys.map(Set.init)
@@ -151,6 +151,20 @@ struct QueryRun {
     let type: Int64
     let txn: ReadTransaction
     var names: NameResolver
+    /// ``PreparedQuery/decodedFields`` and ``PreparedQuery/filterFields`` as name ids.
+    private var decodedSelection = FieldSelection.all
+    private var filterSelection = FieldSelection.all
+
+    init(engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, txn: ReadTransaction, names: NameResolver) throws {
+        self.engine = engine
+        self.prepared = prepared
+        self.zone = zone
+        self.type = type
+        self.txn = txn
+        self.names = names
+        decodedSelection = try FieldSelection(prepared.decodedFields, names: &self.names)
+        filterSelection = try FieldSelection(prepared.filterFields, names: &self.names)
+    }
 
     /// The matches of the batch, in order, and whether more match after them.
     mutating func execute(limit: Int, after position: [UInt8]?) throws -> ([QueryMatch], Bool) {
@@ -197,9 +211,10 @@ struct QueryRun {
             heap.insert(HeapItem(match: match))
             if heap.count > limit + 1 { _ = heap.removeMax() }
         }
+        let fields = filterSelection
         if case .typeScan = prepared.path {
             try engine.scanRecords(zone: zone, type: type, txn: txn) { row, buffer in
-                offer(try check(row, buffer, orderKey))
+                offer(try check(row, buffer, orderKey, fields: fields))
                 return true
             }
         } else {
@@ -209,7 +224,7 @@ struct QueryRun {
             var previous: Int64?
             for row in rows where row != previous {
                 previous = row
-                offer(try check(row, orderKey))
+                offer(try check(row, orderKey, fields: fields))
             }
         }
         var sorted: [QueryMatch] = []
@@ -217,21 +232,34 @@ struct QueryRun {
         while let item = heap.popMin() { sorted.append(item.match) }
         let more = sorted.count > limit
         if more { sorted.removeLast(sorted.count - limit) }
+        // The candidates decoded only what the predicate and the sort read; now decode
+        // the batch's records as they are returned.
+        if prepared.filterFields != prepared.decodedFields {
+            for i in sorted.indices {
+                guard let record = try txn.withValue(forKey: bigEndianKey(sorted[i].row), in: engine.records, { buffer in
+                    try RecordCodec.decode(buffer, names: &names, fields: decodedSelection)
+                }) else { throw FormatError(message: "row \(sorted[i].row) vanished inside a snapshot") }
+                sorted[i] = QueryMatch(row: sorted[i].row, record: record, key: sorted[i].key)
+            }
+        }
         return (sorted, more)
     }
 
     /// The record at `row` when it matches.
-    private mutating func check(_ row: Int64, _ orderKey: OrderKey?) throws -> QueryMatch? {
+    private mutating func check(_ row: Int64, _ orderKey: OrderKey?, fields: FieldSelection? = nil) throws -> QueryMatch? {
         var match: QueryMatch?
         guard try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { buffer in
-            match = try check(row, buffer, orderKey)
+            match = try check(row, buffer, orderKey, fields: fields)
         }) != nil else { return nil }
         return match
     }
 
-    /// The encoded record `buffer` at `row` when it matches.
-    private mutating func check(_ row: Int64, _ buffer: UnsafeRawBufferPointer, _ orderKey: OrderKey?) throws -> QueryMatch? {
-        let record = try RecordCodec.decode(buffer, names: &names, desiredKeys: prepared.decodedFields)
+    /// The encoded record `buffer` at `row` when it matches, decoding `fields` (by default
+    /// the fields the batch returns).
+    private mutating func check(
+        _ row: Int64, _ buffer: UnsafeRawBufferPointer, _ orderKey: OrderKey?, fields: FieldSelection? = nil
+    ) throws -> QueryMatch? {
+        let record = try RecordCodec.decode(buffer, names: &names, fields: fields ?? decodedSelection)
         guard record.zone == zone, record.recordType == prepared.recordType, prepared.evaluator.matches(prepared.predicate, record) else {
             return nil
         }

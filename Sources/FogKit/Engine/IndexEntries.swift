@@ -34,44 +34,67 @@ enum IndexEntries {
     ) rethrows -> [[UInt8]] {
         var keys: [[UInt8]] = []
         guard !indexes.fields.isEmpty else { return keys }
-        var w = KeyWriter(capacity: 24)
-
         var searchable: [FieldValue] = []
         for (field, options) in indexes.fields where field != Record.SystemFieldKey.recordID {
             let value = record.value(forKey: field)
             if options.contains(.searchable), let value { searchable.append(value) }
             guard !options.isDisjoint(with: [.queryable, .sortable]), let id = try fieldID(field) else { continue }
-            switch value {
-            case .location(let l)?:
-                keys.append(cellKey(zone: zone, type: type, field: id, location: l, row: row))
-            case .locationList(let list)?:
-                // Two locations of a list may share a cell.
-                var cells: [[UInt8]] = []
-                for l in list {
-                    let key = cellKey(zone: zone, type: type, field: id, location: l, row: row)
-                    if !cells.contains(key) { cells.append(key) }
-                }
-                keys += cells
-            case let value?:
-                for element in IndexValue.entries(of: value) {
-                    keys.append(valueKey(zone: zone, type: type, field: id, value: element, row: row))
-                }
-            case nil:
-                if options.contains(.sortable) {
-                    keys.append(valueKey(zone: zone, type: type, field: id, value: .null, row: row))
-                }
-            }
+            keys += fieldKeys(value, options: options, zone: zone, type: type, field: id, row: row)
         }
-        for token in TextTokens.tokens(of: searchable) {
-            w.removeAll()
+        keys += tokenKeys(searchable, zone: zone, type: type, row: row)
+        return keys
+    }
+
+    /// The value and cell entries of one field holding `value` (`nil` when absent).
+    static func fieldKeys(_ value: FieldValue?, options: IndexOptions, zone: Int64, type: Int64, field id: Int64, row: Int64) -> [[UInt8]] {
+        switch value {
+        case .location(let l)?:
+            return [cellKey(zone: zone, type: type, field: id, location: l, row: row)]
+        case .locationList(let list)?:
+            // Two locations of a list may share a cell.
+            var cells: [[UInt8]] = []
+            for l in list {
+                let key = cellKey(zone: zone, type: type, field: id, location: l, row: row)
+                if !cells.contains(key) { cells.append(key) }
+            }
+            return cells
+        case let value?:
+            return IndexValue.entries(of: value).map { valueKey(zone: zone, type: type, field: id, value: $0, row: row) }
+        case nil:
+            return options.contains(.sortable) ? [valueKey(zone: zone, type: type, field: id, value: .null, row: row)] : []
+        }
+    }
+
+    /// The token entries of the searchable values of a record.
+    static func tokenKeys(_ searchable: [FieldValue], zone: Int64, type: Int64, row: Int64) -> [[UInt8]] {
+        TextTokens.tokens(of: searchable).map { token in
+            var w = KeyWriter(capacity: 32)
             w.append(zone)
             w.append(type)
             w.append(Layout.tokensField)
             w.append(token)
             w.append(row)
-            keys.append(w.bytes)
+            return w.bytes
         }
-        return keys
+    }
+
+    /// Whether two values of a field have the same index entries for certain. Compares
+    /// strings by their bytes, as the index does: Swift's `==` finds `"é"` and `"e\u{301}"`
+    /// equal, but their entries differ.
+    static func sameEntries(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (.string(let x)?, .string(let y)?): return x.utf8.elementsEqual(y.utf8)
+        case (.stringList(let x)?, .stringList(let y)?):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        case (.reference(let x)?, .reference(let y)?): return x.recordID.recordName.utf8.elementsEqual(y.recordID.recordName.utf8)
+        case (.referenceList(let x)?, .referenceList(let y)?):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.recordID.recordName.utf8.elementsEqual($1.recordID.recordName.utf8) }
+        case (.double(let x)?, .double(let y)?): return x.bitPattern == y.bitPattern
+        case (.doubleList(let x)?, .doubleList(let y)?): return x.map(\.bitPattern) == y.map(\.bitPattern)
+        case (let x?, let y?): return x.fieldType == y.fieldType && x == y
+        default: return false
+        }
     }
 
     static func valueKey(zone: Int64, type: Int64, field: Int64, value: IndexValue, row: Int64) -> [UInt8] {
@@ -116,8 +139,34 @@ extension Engine {
         old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, type: Int64, oldIndexes: TypeIndexes,
         newIndexes: TypeIndexes, txn: WriteTransaction, names: inout NameResolver
     ) throws {
+        if let old, let new, oldIndexes == newIndexes {
+            // An update under unchanged indexes: only the fields whose value changed.
+            var tokensChanged = false
+            for (field, options) in newIndexes.fields where field != Record.SystemFieldKey.recordID {
+                let a = old.value(forKey: field), b = new.value(forKey: field)
+                guard !IndexEntries.sameEntries(a, b) else { continue }
+                if options.contains(.searchable) { tokensChanged = true }
+                guard !options.isDisjoint(with: [.queryable, .sortable]), let id = try names.id(field) else { continue }
+                try replace(
+                    IndexEntries.fieldKeys(a, options: options, zone: zone, type: type, field: id, row: row),
+                    with: IndexEntries.fieldKeys(b, options: options, zone: zone, type: type, field: id, row: row), txn: txn)
+            }
+            if tokensChanged {
+                let searchable = newIndexes.searchableFields
+                try replace(
+                    IndexEntries.tokenKeys(searchable.compactMap { old.value(forKey: $0) }, zone: zone, type: type, row: row),
+                    with: IndexEntries.tokenKeys(searchable.compactMap { new.value(forKey: $0) }, zone: zone, type: type, row: row),
+                    txn: txn)
+            }
+            return
+        }
         let before = try old.map { try IndexEntries.keys(of: $0, row: row, zone: zone, type: type, indexes: oldIndexes) { try names.id($0) } } ?? []
         let after = try new.map { try IndexEntries.keys(of: $0, row: row, zone: zone, type: type, indexes: newIndexes) { try names.id($0) } } ?? []
+        try replace(before, with: after, txn: txn)
+    }
+
+    /// Deletes the entries only `before` has and adds the ones only `after` has.
+    private func replace(_ before: [[UInt8]], with after: [[UInt8]], txn: WriteTransaction) throws {
         for key in before where !after.contains(key) { try txn.delete(key, in: indexTable) }
         for key in after where !before.contains(key) { try txn.put([], forKey: key, in: indexTable) }
 

@@ -7,6 +7,28 @@ import Foundation
 /// per field: name id, type code, payload length — and then the payloads. A
 /// reader that wants only some fields walks the table and decodes just those
 /// payloads, which is what desired keys and predicates need.
+/// The fields to decode, by name id: `nil` for all. Resolved once per request, so that
+/// decoding a record compares small integers instead of hashing field names.
+struct FieldSelection {
+    let ids: [Int64]?
+
+    static let all = FieldSelection(ids: nil)
+
+    init(ids: [Int64]?) { self.ids = ids }
+
+    /// The selection of `keys` (`nil` for all); names never interned select nothing.
+    init(_ keys: Set<String>?, names: inout NameResolver) throws {
+        guard let keys else {
+            ids = nil
+            return
+        }
+        ids = try keys.compactMap { try names.id($0) }
+    }
+
+    @inline(__always)
+    func contains(_ id: Int64) -> Bool { ids?.contains(id) ?? true }
+}
+
 enum RecordCodec {
     static let version: UInt8 = 1
 
@@ -47,16 +69,47 @@ enum RecordCodec {
     }
 
     /// The size `values` count toward the record size limit: field names and
-    /// payloads, assets excluded.
+    /// payloads, assets excluded. Computed from the values, without encoding them.
     static func countedSize(of values: [String: FieldValue]) -> Int {
         var total = 0
-        var scratch = ByteWriter(capacity: 0)
         for (key, value) in values where value.fieldType != .asset && value.fieldType != .assetList {
-            scratch.bytes.removeAll(keepingCapacity: true)
-            encodePayload(value, into: &scratch)
-            total += scratch.bytes.count + key.utf8.count + 4
+            total += payloadSize(of: value) + key.utf8.count + 4
         }
         return total
+    }
+
+    /// The number of bytes ``encodePayload(_:into:)`` writes for `value`.
+    static func payloadSize(of value: FieldValue) -> Int {
+        func prefixed(_ n: Int) -> Int { varintSize(n) + n }
+        func referenceSize(_ r: Record.Reference) -> Int { 1 + prefixed(r.recordID.recordName.utf8.count) }
+        func assetSize(_ a: Asset) -> Int { prefixed((a.storedName ?? "").utf8.count) + 8 }
+        switch value {
+        case .string(let s): return s.utf8.count
+        case .int64, .double, .date: return 8
+        case .bytes(let d): return d.count
+        case .location: return 64
+        case .reference(let r): return referenceSize(r)
+        case .asset(let a): return assetSize(a)
+        case .stringList(let l): return l.reduce(varintSize(l.count)) { $0 + prefixed($1.utf8.count) }
+        case .int64List(let l): return varintSize(l.count) + 8 * l.count
+        case .doubleList(let l): return varintSize(l.count) + 8 * l.count
+        case .dateList(let l): return varintSize(l.count) + 8 * l.count
+        case .bytesList(let l): return l.reduce(varintSize(l.count)) { $0 + prefixed($1.count) }
+        case .locationList(let l): return varintSize(l.count) + 64 * l.count
+        case .referenceList(let l): return l.reduce(varintSize(l.count)) { $0 + referenceSize($1) }
+        case .assetList(let l): return l.reduce(varintSize(l.count)) { $0 + assetSize($1) }
+        }
+    }
+
+    /// The length of the varint encoding of `n`.
+    static func varintSize(_ n: Int) -> Int {
+        var v = UInt64(bitPattern: Int64(n))
+        var size = 1
+        while v >= 0x80 {
+            v >>= 7
+            size += 1
+        }
+        return size
     }
 
     /// Decodes a stored record. With `desiredKeys`, only those fields are decoded
@@ -64,6 +117,11 @@ enum RecordCodec {
     static func decode(
         _ buffer: UnsafeRawBufferPointer, names: inout NameResolver, desiredKeys: Set<String>? = nil
     ) throws -> StoredRecord {
+        try decode(buffer, names: &names, fields: FieldSelection(desiredKeys, names: &names))
+    }
+
+    /// Decodes a stored record, with only the fields `fields` selects.
+    static func decode(_ buffer: UnsafeRawBufferPointer, names: inout NameResolver, fields: FieldSelection) throws -> StoredRecord {
         var r = ByteReader(buffer)
         let v = try r.u8()
         guard v == version else { throw FormatError(message: "record format version \(v)") }
@@ -80,27 +138,30 @@ enum RecordCodec {
         let share = flags & hasShare != 0 ? try r.string() : nil
         let count = try r.int()
         guard count <= buffer.count else { throw FormatError(message: "field count \(count)") }
-        var table: [(id: Int64, type: UInt8, length: Int)] = []
-        table.reserveCapacity(count)
-        for _ in 0..<count {
-            table.append((try r.int64(), try r.u8(), try r.int()))
-        }
         var values: [String: FieldValue] = [:]
-        if desiredKeys?.isEmpty != true {
-            values.reserveCapacity(desiredKeys.map { min($0.count, count) } ?? count)
+        if fields.ids?.isEmpty != true {
+            // Two passes over the field table (no array to hold it): the first finds where
+            // the payloads start, the second decodes the selected ones.
+            let tableStart = r.offset
+            for _ in 0..<count {
+                _ = try r.varint()
+                _ = try r.u8()
+                _ = try r.varint()
+            }
             var offset = r.offset
-            for entry in table {
-                let key = try names.name(entry.id)
-                if desiredKeys == nil || desiredKeys!.contains(key) {
-                    guard let fieldType = FieldType(rawValue: entry.type) else {
-                        throw FormatError(message: "field type code \(entry.type)")
-                    }
-                    guard entry.length <= buffer.count - offset else { throw FormatError(message: "field \(key) truncated") }
-                    let payload = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + entry.length])
-                    values[key] = try decodePayload(payload, type: fieldType)
+            var table = ByteReader(UnsafeRawBufferPointer(rebasing: buffer[tableStart..<r.offset]))
+            values.reserveCapacity(fields.ids.map { min($0.count, count) } ?? count)
+            for _ in 0..<count {
+                let id = try table.int64()
+                let code = try table.u8()
+                let length = try table.int()
+                guard length <= buffer.count - offset else { throw FormatError(message: "field table overruns the record") }
+                if fields.contains(id) {
+                    guard let fieldType = FieldType(rawValue: code) else { throw FormatError(message: "field type code \(code)") }
+                    let payload = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length])
+                    values[try names.name(id)] = try decodePayload(payload, type: fieldType)
                 }
-                guard entry.length <= buffer.count - offset else { throw FormatError(message: "field table overruns the record") }
-                offset += entry.length
+                offset += length
             }
         }
         return StoredRecord(

@@ -37,6 +37,9 @@ struct PreparedQuery {
     let reverse: Bool
     /// The fields to decode: `nil` for all.
     let decodedFields: Set<String>?
+    /// The fields the predicate and the sort read: what candidates of an in-memory sort
+    /// decode before the best are decoded in full (`nil` for all).
+    let filterFields: Set<String>?
 }
 
 extension Engine {
@@ -62,11 +65,9 @@ extension Engine {
         let searchFields: [String]? = indexes.searchableFields.isEmpty ? nil : indexes.searchableFields
         let evaluator = PredicateEvaluator(now: now, searchFields: searchFields)
 
-        var decoded: Set<String>? = nil
-        if let desiredKeys, !(analysis.searchesTokens && searchFields == nil) {
-            decoded = analysis.fields.union(desiredKeys)
-            if analysis.searchesTokens, let searchFields { decoded!.formUnion(searchFields) }
-        }
+        var filter: Set<String>? = analysis.fields
+        if analysis.searchesTokens { filter = searchFields.map { analysis.fields.union($0) } }
+        let decoded = desiredKeys.flatMap { keys in filter.map { $0.union(keys) } }
 
         var path = AccessPath.typeScan
         if let typeID, let zone {
@@ -106,7 +107,7 @@ extension Engine {
         return PreparedQuery(
             recordType: query.recordType, typeID: typeID, predicate: query.predicate.node, evaluator: evaluator, analysis: analysis,
             indexes: indexes, missing: missing, path: path, order: order, pathGivesOrder: gives, reverse: reverse,
-            decodedFields: decoded)
+            decodedFields: decoded, filterFields: filter)
     }
 
     /// The cheapest access path the declared indexes allow for the predicate's conditions.
@@ -139,8 +140,9 @@ extension Engine {
             }
         }
 
-        // 2. Equality: the candidate with the fewest entries.
-        var best: (path: AccessPath, count: Int)?
+        // 2. Equality: the candidate with the fewest entries (counted only when there is a
+        // choice to make).
+        var equalities: [AccessPath] = []
         for condition in conditions {
             let key: PredicateKey
             let constants: [PredicateValue]
@@ -158,17 +160,21 @@ extension Engine {
                 if let v = Self.indexValue(evaluator.resolve(c), as: element) { values.insert(v) }
             }
             let sorted = values.sorted { $0.encoded.lexicographicallyPrecedes($1.encoded) }
+            equalities.append(.values(field: key.name, id: id, values: sorted))
+        }
+        if equalities.count == 1 { return equalities[0] }
+        var best: (path: AccessPath, count: Int)?
+        for path in equalities {
+            guard case .values(_, let id, let values) = path else { continue }
             let cap = 1_000
             var count = 0
-            for v in sorted where count < cap {
-                var prefix = Layout.valuePrefix(zone: zone, type: typeID, field: id)
-                prefix += v.encoded
-                try txn.scan(indexTable, range: .prefix(prefix)) { _, _ in
+            for v in values where count < cap {
+                try txn.scan(indexTable, range: .prefix(Layout.valuePrefix(zone: zone, type: typeID, field: id) + v.encoded)) { _, _ in
                     count += 1
                     return count < cap
                 }
             }
-            if best == nil || count < best!.count { best = (.values(field: key.name, id: id, values: sorted), count) }
+            if best == nil || count < best!.count { best = (path, count) }
         }
         if let best { return best.path }
 
