@@ -368,6 +368,7 @@ extension IndexValue: CustomStringConvertible {
         case .double(let d): d.description
         case .date(let d): Date(timeIntervalSinceReferenceDate: d).description
         case .bytes(let b): "<\(b.count) bytes>"
+        case .hash(let h): "#\(String(UInt64(bitPattern: h), radix: 16))"
         }
     }
 }

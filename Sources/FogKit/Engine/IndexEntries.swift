@@ -59,7 +59,9 @@ enum IndexEntries {
             }
             return cells
         case let value?:
-            return IndexValue.entries(of: value).map { valueKey(zone: zone, type: type, field: id, value: $0, row: row) }
+            return IndexValue.entries(of: value).map {
+                valueKey(zone: zone, type: type, field: id, value: $0.keyed(for: options), row: row)
+            }
         case nil:
             return options.contains(.sortable) ? [valueKey(zone: zone, type: type, field: id, value: .null, row: row)] : []
         }

@@ -83,6 +83,9 @@ enum IndexValue: Hashable, Sendable {
     case double(Double)
     case date(Double)
     case bytes(Data)
+    /// The 64-bit FNV-1a hash of a long string or byte string in a field that is queryable
+    /// but not sortable: equality needs no order, and 8 bytes replace the value in the key.
+    case hash(Int64)
 
     /// The value of a scalar field as indexed; `nil` for types without value entries
     /// (locations, assets, lists).
@@ -125,7 +128,31 @@ enum IndexValue: Hashable, Sendable {
         case .double(let d): w.append(d == 0 ? 0.0 : d)
         case .date(let d): w.append(Date(timeIntervalSinceReferenceDate: d == 0 ? 0.0 : d))
         case .bytes(let b): w.append(bytes: b)
+        case .hash(let h): w.append(h)
         }
+    }
+
+    /// Values longer than this many bytes are hashed in queryable-only indexes.
+    static let hashThreshold = 16
+
+    /// The form the value takes in the entries of a field with `options`: long strings and
+    /// bytes are hashed when the field is not sortable (no range or order reads them).
+    func keyed(for options: IndexOptions) -> IndexValue {
+        guard !options.contains(.sortable) else { return self }
+        switch self {
+        case .string(let s) where s.utf8.count > Self.hashThreshold: return .hash(Self.fnv1a(s.utf8))
+        case .bytes(let b) where b.count > Self.hashThreshold: return .hash(Self.fnv1a(b))
+        default: return self
+        }
+    }
+
+    private static func fnv1a(_ bytes: some Sequence<UInt8>) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
     }
 
     var encoded: [UInt8] {

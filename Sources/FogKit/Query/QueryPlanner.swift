@@ -157,7 +157,7 @@ extension Engine {
             let element = type.flatMap { $0.isList ? QueryAnalysis.elementType(of: $0) : $0 }
             var values = Set<IndexValue>()
             for c in constants {
-                if let v = Self.indexValue(evaluator.resolve(c), as: element) { values.insert(v) }
+                if let v = Self.indexValue(evaluator.resolve(c), as: element) { values.insert(v.keyed(for: indexes.options(key.name))) }
             }
             let sorted = values.sorted { $0.encoded.lexicographicallyPrecedes($1.encoded) }
             equalities.append(.values(field: key.name, id: id, values: sorted))
