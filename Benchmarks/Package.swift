@@ -1,9 +1,26 @@
 // swift-tools-version:6.1
 // FogKit's benchmarks: a package of their own so `swift test` at the root never builds them.
 //
+// FogKit vs SQLite (GRDB), the seven reference workloads W1–W5, in one command:
+//
+//   Benchmarks/compare.sh                  # 3 interleaved rounds; median table, ratios, db sizes, checks
+//   Benchmarks/compare.sh -n 1             # one round (a few minutes; GRDB builds the first time)
+//   Benchmarks/compare.sh -n 3 --only W2a,W3a   # extra arguments go to `fog-bench workloads`
+//
+// Its columns are `fog-bench workloads` (durable, and `--durability relaxed`) and
+// `bench-grdb` (SQLite in WAL mode, synchronous NORMAL, and FULL). Each program alone:
+//
+//   cd Benchmarks && swift run -c release fog-bench workloads [--durability durable|relaxed|none] [--only W1,W3b]
+//   cd Benchmarks && swift run -c release bench-grdb [NORMAL|FULL] [CACHE_MIB MMAP_MIB]
 //   cd Benchmarks && swift run -c release fog-bench writers   # group commit: 1, 8, 64 writers
-//   cd Benchmarks && swift package benchmark            # run every micro-benchmark
-//   cd Benchmarks && swift package benchmark --filter "record.*"
+//   cd Benchmarks && swift run -c release fog-bench changes    # 10,000 changes since a token
+//
+// Micro-costs with ordo-one/benchmark (key encoding, record encode/decode, predicate parsing,
+// save, fetch, indexed query, group commit):
+//
+//   cd Benchmarks && swift package --disable-sandbox benchmark list
+//   cd Benchmarks && swift package --disable-sandbox benchmark                 # every micro-benchmark
+//   cd Benchmarks && swift package --disable-sandbox benchmark --filter "record.*"
 import PackageDescription
 
 let package = Package(
@@ -12,6 +29,7 @@ let package = Package(
     dependencies: [
         .package(name: "FogKit", path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Whole-workload runs that print `<name> <ops/s> ops/s …` lines.
@@ -19,6 +37,13 @@ let package = Package(
             name: "fog-bench",
             dependencies: [.product(name: "FogKit", package: "FogKit")],
             path: "Sources/fog-bench"
+        ),
+        // The same seven workloads over SQLite through GRDB (WAL): the "what a Swift developer
+        // would pick instead" column of compare.sh.
+        .executableTarget(
+            name: "bench-grdb",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/bench-grdb"
         ),
         // Micro-costs with ordo-one/benchmark.
         .executableTarget(

@@ -92,6 +92,8 @@ case "workloads":
     let durability = Container.Durability(rawValue: option("--durability") ?? "durable") ?? .durable
     selectedWorkloads = Set((option("--only") ?? "").split(separator: ",").map(String.init))
     try await referenceWorkloads(durability: durability)
+case "anatomy":
+    try await fetchAnatomy()
 case "changes":
     try await changeFeed(rounds: Int(option("--rounds") ?? "") ?? 3)
 default:
