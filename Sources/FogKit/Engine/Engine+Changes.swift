@@ -53,7 +53,7 @@ extension Engine {
                 guard token.sequence <= current else {
                     throw FogError(.changeTokenExpired, message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
                 }
-                if token.scope == 0, created > token.sequence {
+                if token.scope == 0, address.isDefault, created > token.sequence {
                     // The token was taken before the default zone existed: everything in
                     // the zone is new to it.
                     start = nil
@@ -129,11 +129,11 @@ extension Engine {
                 guard start.incarnation == incarnation else {
                     throw FogError(.changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
                 }
-                guard start.scope == Int64(scope), start.owner == owner else {
-                    throw FogError(.invalidArguments, message: "the change token belongs to another database")
-                }
                 guard start.sequence <= current else {
                     throw FogError(.changeTokenExpired, message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
+                }
+                guard start.scope == Int64(scope), start.owner == owner else {
+                    throw FogError(.invalidArguments, message: "the change token belongs to another database")
                 }
             }
             var page = DatabaseChangePage(token: token(current, .max), moreComing: false)

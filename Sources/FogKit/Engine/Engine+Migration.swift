@@ -5,10 +5,9 @@ extension Engine {
     /// Brings a store of an older format version up to ``Layout/formatVersion``, in one
     /// write transaction, so that a crash leaves either the old or the new version.
     ///
-    /// Version 1 → 2: the `indexes` table gains a "record exists" entry per record
-    /// (version 1 kept it empty, and had no index definitions); the `changes` log gains
-    /// an entry per record, at its last change, and `dbchanges` one per zone, at its
-    /// creation (version 1 kept both empty).
+    /// Version 1 → 2: the `changes` log gains an entry per record, at its last change, and
+    /// `dbchanges` one per zone, at its creation (version 1 kept both empty). Version 1 had no
+    /// index definitions, so `indexes` owes no entries.
     func migrate(from version: Int64) throws {
         try writeAndWait { [self] txn, names in
             let current = try txn.withValue(forKey: Layout.metaFormat, in: meta) { try readBigEndianKey($0) } ?? version

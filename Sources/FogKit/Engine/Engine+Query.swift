@@ -38,12 +38,12 @@ extension Engine {
             var run = try QueryRun(engine: self, prepared: prepared, zone: zone.id, type: typeID, txn: txn, names: names)
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
-            let wanted = desiredKeys.map(Set.init)
-            // Fields decoded for the predicate or the sort but not desired are dropped.
-            let project = wanted.map { wanted in prepared.decodedFields.map { !$0.isSubset(of: wanted) } ?? true } ?? false
+            // Fields decoded for the predicate or the sort but not desired are dropped, in
+            // place (no new dictionary per record).
+            let extra: [String] = desiredKeys.flatMap { keys in prepared.decodedFields.map { Array($0.subtracting(keys)) } } ?? []
             let records = matches.map { match -> Record in
                 var stored = match.record
-                if project, let wanted { stored.values = stored.values.filter { wanted.contains($0.key) } }
+                for key in extra { stored.values.removeValue(forKey: key) }
                 return stored.makeRecord(zoneID: zoneID, assetDirectory: assetDirectory)
             }
             var cursor: QueryOperation.Cursor?
@@ -182,9 +182,12 @@ struct QueryRun {
             }
             if case .typeScan = prepared.path {
                 // Row order: the records table itself, read in order from the position.
-                let after = try position.map { bytes -> Int64 in
+                let after = try position.map { bytes throws(FogError) -> Int64 in
                     var reader = KeyReader(bytes)
-                    return try reader.readInt64()
+                    guard let row = try? reader.readInt64(), reader.isAtEnd else {
+                        throw FogError(.invalidArguments, message: "the query cursor is corrupt: its position is not a row")
+                    }
+                    return row
                 }
                 try engine.scanRecords(zone: zone, type: type, after: after, txn: txn) { row, buffer in
                     guard let match = try check(row, buffer, nil) else { return true }
@@ -204,12 +207,13 @@ struct QueryRun {
         }
         // Gather the candidates, keep the best `limit + 1` matches after the position.
         var heap = Heap<HeapItem>()
+        let keep = limit == .max ? limit : limit + 1
         func offer(_ match: QueryMatch?) {
             guard let match else { return }
             // Continuing: only what comes after the cursor's position.
             if let position, !position.lexicographicallyPrecedes(match.key) { return }
             heap.insert(HeapItem(match: match))
-            if heap.count > limit + 1 { _ = heap.removeMax() }
+            if heap.count > keep { _ = heap.removeMax() }
         }
         let fields = filterSelection
         if case .typeScan = prepared.path {
@@ -345,6 +349,9 @@ struct QueryRun {
         _ range: ScanRange, prefixCount: Int, skip: Int, reverse: Bool = false, _ body: (Int64) throws -> Bool
     ) throws {
         try txn.scan(engine.indexTable, range: range, reverse: reverse) { key, _ in
+            // A prefix that ends with a string or bytes element also prefixes the values that
+            // continue it with an escaped NUL (`00 FF …`): those are other values, not rows.
+            if skip == 0, key.count > prefixCount, key[prefixCount] == 0xFF { return true }
             var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefixCount...]))
             for _ in 0..<skip { try reader.skipElement() }
             return try body(try reader.readInt64())

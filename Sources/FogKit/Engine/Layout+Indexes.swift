@@ -77,6 +77,11 @@ extension Layout {
 /// queries compare them: numbers by value (`-0.0` as `0.0`), strings and references by UTF-8
 /// bytes, dates by time, bytes lexicographically; `null` (a missing value) first.
 enum IndexValue: Hashable, Sendable {
+    // Equality and hashing follow the encoding (strings by their bytes, `-0.0` as `0.0`), not
+    // Swift's `String ==`, which finds "é" and "e\u{301}" equal although their entries differ.
+    static func == (a: IndexValue, b: IndexValue) -> Bool { a.encoded == b.encoded }
+    func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
+
     case null
     case string(String)
     case int(Int64)

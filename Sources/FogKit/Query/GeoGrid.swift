@@ -15,10 +15,18 @@ enum GeoGrid {
     }
 
     static func row(_ latitude: Double) -> Int64 { Int64(((latitude + 90) * cellsPerDegree).rounded(.down)) }
-    static func column(_ longitude: Double) -> Int64 { Int64(((longitude + 180) * cellsPerDegree).rounded(.down)) }
 
+    /// The column of a longitude; 180° is the same meridian as -180°, column 0.
+    static func column(_ longitude: Double) -> Int64 {
+        let c = rawColumn(longitude)
+        return c >= columns ? c - columns : c
+    }
+
+    private static func rawColumn(_ longitude: Double) -> Int64 { Int64(((longitude + 180) * cellsPerDegree).rounded(.down)) }
+
+    static let columns: Int64 = 3600
     static let lastRow = row(90)
-    static let lastColumn = column(180)
+    static let lastColumn = columns - 1
 
     /// Runs of cells, one latitude row each, that hold every location within `radius`
     /// kilometres of `center` (and some more).
@@ -56,24 +64,14 @@ enum GeoGrid {
         return result
     }
 
-    /// The columns between two longitudes, which may cross the antimeridian.
+    /// The columns between two longitudes (with a cell of margin each side), which may
+    /// cross the antimeridian: the run is taken modulo the 3,600 columns.
     private static func wrapped(from west: Double, to east: Double) -> [ClosedRange<Int64>] {
-        if east - west >= 360 { return [0...lastColumn] }
-        var ranges: [ClosedRange<Int64>] = []
-        func add(_ a: Double, _ b: Double) {
-            let lo = max(0, column(a) - 1), hi = min(lastColumn, column(b) + 1)
-            if lo <= hi { ranges.append(lo...hi) }
-        }
-        if west < -180 {
-            add(-180, east)
-            add(west + 360, 180)
-        } else if east > 180 {
-            add(west, 180)
-            add(-180, east - 360)
-        } else {
-            add(west, east)
-        }
-        return ranges
+        if east - west >= 359 { return [0...lastColumn] }
+        let lo = rawColumn(west) - 1, hi = rawColumn(east) + 1
+        if lo < 0 { return [(lo + columns)...lastColumn, 0...min(hi, lastColumn)] }
+        if hi > lastColumn { return [lo...lastColumn, 0...(hi - columns)] }
+        return [lo...hi]
     }
 
     /// The great-circle distance between two locations in kilometres.

@@ -6,8 +6,10 @@ import Foundation
 ///
 /// The key is the tuple encoding of each sort value (a missing value as null; a distance in
 /// kilometres, missing as infinity), then of the row id. The encoding of a descending
-/// key — and of the row id when the last sort key is descending — is complemented; the
-/// encodings are prefix-free, so the complement reverses their order. For one ascending
+/// key — and of the row id when the last sort key is descending — is complemented, which
+/// reverses the order of prefix-free encodings; a descending key that another key follows
+/// also gets an `FF` separator, because a string's encoding with its terminator complemented
+/// is a prefix of its continuations'. For one ascending
 /// field the key equals the suffix of the field's index entries after the field's prefix,
 /// which is what lets an index scan resume from a cursor.
 struct OrderKey {
@@ -17,7 +19,7 @@ struct OrderKey {
 
     func key(for record: StoredRecord, row: Int64) -> [UInt8] {
         var bytes: [UInt8] = []
-        for sort in order {
+        for (index, sort) in order.enumerated() {
             var w = KeyWriter(capacity: 16)
             if let center = sort.relativeLocation {
                 if case .location(let l)? = record.value(forKey: sort.key) {
@@ -28,7 +30,16 @@ struct OrderKey {
             } else {
                 (record.value(forKey: sort.key).flatMap(IndexValue.init) ?? .null).append(to: &w)
             }
-            bytes += sort.ascending ? w.bytes : Self.complement(w.bytes)
+            if sort.ascending {
+                bytes += w.bytes
+            } else {
+                bytes += Self.complement(w.bytes)
+                // A complemented string is a byte prefix of the complement of its continuations
+                // (`"a"` and `"a\0"`); `FF FF` occurs nowhere else, so it ends the element before
+                // the next sort key's. (The last key needs none: the row id's complement cannot
+                // start with 00.)
+                if index < order.count - 1 { bytes.append(0xFF) }
+            }
         }
         var w = KeyWriter(capacity: 9)
         w.append(row)

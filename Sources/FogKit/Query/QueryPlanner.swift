@@ -155,6 +155,7 @@ extension Engine {
             }
             guard let (id, type) = try fieldInfo(key, .queryable) else { continue }
             let element = type.flatMap { $0.isList ? QueryAnalysis.elementType(of: $0) : $0 }
+            guard constants.allSatisfy({ Self.exactlyIndexable(evaluator.resolve($0), as: element) }) else { continue }
             var values = Set<IndexValue>()
             for c in constants {
                 if let v = Self.indexValue(evaluator.resolve(c), as: element) { values.insert(v.keyed(for: indexes.options(key.name))) }
@@ -266,7 +267,9 @@ extension Engine {
         if lower == nil { (lower, lowerInclusive) = ([0x01], true) }
         // Widen to whole entries: an exclusive lower bound skips every row of that value;
         // an inclusive upper bound takes them all.
-        if let l = lower, !lowerInclusive { lower = ScanRange.successor(ofPrefix: l); lowerInclusive = true }
+        // (`l FF` is above every row of `l`, whose next byte is an Int64 tag, and below the
+        // values that continue `l` with an escaped NUL, `l 00 FF …`, which are greater.)
+        if let l = lower, !lowerInclusive { lower = l + [0xFF]; lowerInclusive = true }
         if let u = upper, upperInclusive { upper = ScanRange.successor(ofPrefix: u); upperInclusive = false }
         return .range(
             field: key.name, id: id, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive,
@@ -301,6 +304,13 @@ extension Engine {
         }
     }
 
+    /// Beyond 2^53 an INT64 compared with a Double (as the evaluator compares them) can equal
+    /// several integers; the index cannot answer that exactly, so such conditions scan.
+    static func exactlyIndexable(_ constant: FieldValue, as type: FieldType?) -> Bool {
+        if case .double(let d) = constant, type == .int64 { return abs(d) < 9_007_199_254_740_992 }
+        return true
+    }
+
     /// A range bound for a constant in a field of `type`, widened so that the range holds
     /// every match (the evaluator checks the exact condition).
     static func rangeValue(_ constant: FieldValue, as type: FieldType?, roundingUp: Bool) -> IndexValue? {
@@ -309,10 +319,8 @@ extension Engine {
             let d = Double(i)
             return .double(roundingUp ? d.nextUp : d.nextDown)
         case (.double(let d), .int64?):
-            let r = roundingUp ? d.rounded(.up) : d.rounded(.down)
-            if r >= 9_223_372_036_854_775_807.0 { return .int(.max) }
-            if r <= -9_223_372_036_854_775_808.0 { return .int(.min) }
-            return .int(Int64(r))
+            guard exactlyIndexable(constant, as: type) else { return nil }
+            return .int(Int64(roundingUp ? d.rounded(.up) : d.rounded(.down)))
         default: return IndexValue(constant)
         }
     }

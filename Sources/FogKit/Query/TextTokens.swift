@@ -20,7 +20,10 @@ enum TextTokens {
 
     /// Adds the tokens of `text` that `seen` lacks.
     static func add(_ text: String, to result: inout [String], seen: inout Set<String>) {
+        // Composed (NFC) after folding, so that canonically equivalent spellings have the same
+        // bytes: the index compares bytes, Swift's `String ==` compares canonical equivalence.
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            .precomposedStringWithCanonicalMapping
         var current = ""
         func flush() {
             if !current.isEmpty, !stopWords.contains(current), seen.insert(current).inserted { result.append(current) }
