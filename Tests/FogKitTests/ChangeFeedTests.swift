@@ -5,19 +5,6 @@ import Testing
 /// Zone and database change feeds: tokens, pages, tombstones, expiry, and a randomized
 /// sync of several consumers against a store under random writes.
 @Suite struct ChangeFeedTests {
-    /// SplitMix64, private to this suite, so that failures reproduce from the seed.
-    private struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private func note(_ name: String, in zone: RecordZone.ID, value: Int) -> Record {
         let record = Record(recordType: "Note", recordID: Record.ID(recordName: name, zoneID: zone))
         record["v"] = value

@@ -6,19 +6,6 @@ import Testing
 /// valid syntax tree parses back to an equal tree, and garbage gives a predicate or an
 /// `invalidArguments` error — never a crash, never a hang.
 @Suite struct PredicatePropertyTests {
-    /// SplitMix64, private to this suite, so that failures reproduce from the seed.
-    private struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     // MARK: - Random syntax trees
 
     private static let keyPool = [

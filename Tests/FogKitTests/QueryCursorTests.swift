@@ -80,7 +80,7 @@ import Testing
         let authors = QueryFixture.authorIDs(in: Self.zone)
         let sorts = [Query.SortDescriptor(key: "score", ascending: true)]
         let q = try Self.query(sorts: sorts)
-        var rng = QuerySplitMix64(seed: indexed ? 1 : 2)
+        var rng = SplitMix64(seed: indexed ? 1 : 2)
 
         var stream: [(batch: Int, record: RefRecord)] = []
         var deletedAt: [String: Int] = [:]
@@ -156,7 +156,7 @@ import Testing
         let cond: RefCond = format == "TRUEPREDICATE" ? .value(true) : .between("score", .int64(0), .int64(10))
         let matching = Set(refs.filter { RefEval.matches(cond, $0) }.map(\.name))
         var alive = refs.map(\.name)
-        var rng = QuerySplitMix64(seed: 5)
+        var rng = SplitMix64(seed: 5)
         let q = try Self.query(format)
         var deletedAt: [String: Int] = [:]
         var seen: [(Int, String)] = []
@@ -259,7 +259,7 @@ import Testing
         // A position of random bytes may decode, but continuing from it must not crash: it
         // either runs or fails with invalidArguments.
         if let position = object["position"] as? String, Data(base64Encoded: position) != nil {
-            var rng = QuerySplitMix64(seed: 3)
+            var rng = SplitMix64(seed: 3)
             for length in [0, 1, 5, 40] {
                 var copy = object
                 copy["position"] = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }).base64EncodedString()

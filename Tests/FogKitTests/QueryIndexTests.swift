@@ -43,7 +43,7 @@ import Testing
         for post in posts { try await db.save(post) }
         var names = posts.map(\.recordID.recordName)
         var alive = names
-        var rng = QuerySplitMix64(seed: 302)
+        var rng = SplitMix64(seed: 302)
         try await Self.checkAllShapes(db, container: container, names: names, label: "after saves")
 
         for round in 1...2 {
@@ -171,7 +171,7 @@ import Testing
         }
 
         func scramble(_ seed: UInt64) async throws {
-            var rng = QuerySplitMix64(seed: seed)
+            var rng = SplitMix64(seed: seed)
             for _ in 0..<20 {
                 let record = try await db.record(for: Record.ID(recordName: rng.pick(names), zoneID: Self.zone))
                 record.setFieldValue(rng.chance(0.8) ? .int64(Int64(rng.int(-3...12))) : nil, forKey: "score")

@@ -8,23 +8,6 @@ import Testing
 
 // MARK: - Seeded randomness
 
-/// SplitMix64, private to the query suites, so that failures reproduce from the seed.
-struct QuerySplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-    mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &self)] }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-}
-
 // MARK: - Records as the evaluator sees them
 
 /// A stored record: its user fields, its system fields, and its row (the order in which it
@@ -381,7 +364,7 @@ enum QueryFixture {
 
     static func postName(_ i: Int) -> String { String(format: "post-%04d", i) }
 
-    static func randomLocation(_ rng: inout QuerySplitMix64) -> Location {
+    static func randomLocation(_ rng: inout SplitMix64) -> Location {
         let roll = Double.random(in: 0..<1, using: &rng)
         if roll < 0.6 {
             return Location(
@@ -395,11 +378,11 @@ enum QueryFixture {
     /// Fills `record` with random Post fields; each field may be missing. `deleteSelf`
     /// makes author references cascade.
     static func fill(
-        _ r: Record, index i: Int, rng: inout QuerySplitMix64, authors: [Record.ID], deleteSelf: Bool = false,
+        _ r: Record, index i: Int, rng: inout SplitMix64, authors: [Record.ID], deleteSelf: Bool = false,
         parents: [Record.ID]? = nil
     ) {
         let parents = parents ?? authors
-        func set(_ key: String, _ p: Double, _ value: @autoclosure () -> FieldValue, rng: inout QuerySplitMix64) {
+        func set(_ key: String, _ p: Double, _ value: @autoclosure () -> FieldValue, rng: inout SplitMix64) {
             r.setFieldValue(rng.chance(p) ? value() : nil, forKey: key)
         }
         let title = rng.pick(titles)
@@ -451,7 +434,7 @@ enum QueryFixture {
         count: Int, seed: UInt64, in zone: RecordZone.ID, authors: [Record.ID], firstIndex: Int = 0, deleteSelf: Bool = false,
         parents: [Record.ID]? = nil
     ) -> [Record] {
-        var rng = QuerySplitMix64(seed: seed)
+        var rng = SplitMix64(seed: seed)
         return (firstIndex..<(firstIndex + count)).map { i in
             let r = Record(recordType: postType, recordID: Record.ID(recordName: postName(i), zoneID: zone))
             fill(r, index: i, rng: &rng, authors: authors, deleteSelf: deleteSelf, parents: parents)

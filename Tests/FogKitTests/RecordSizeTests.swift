@@ -5,17 +5,6 @@ import Testing
 /// The record size limit is computed from values without encoding them; the computation
 /// must equal the encoded size for every kind of value.
 @Suite struct RecordSizeTests {
-    private struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private static func string(_ rng: inout SplitMix64) -> String {
         let pool: [Character] = ["a", "é", "😀", "中", " ", "\u{0}", "z"]
         return String((0..<Int.random(in: 0...300, using: &rng)).map { _ in pool.randomElement(using: &rng)! })
@@ -44,7 +33,7 @@ import Testing
     }
 
     @Test func theComputedSizeIsTheEncodedSize() {
-        var rng = SplitMix64(state: 11)
+        var rng = SplitMix64(seed: 11)
         for _ in 0..<3_000 {
             let value = Self.value(&rng)
             var writer = ByteWriter(capacity: 0)

@@ -538,21 +538,6 @@ import Testing
 extension TupleKeyTests {
     // MARK: - Deterministic randomness
 
-    /// SplitMix64: a tiny seeded generator so every randomized test reproduces.
-    struct SplitMix64: RandomNumberGenerator {
-        private var state: UInt64
-
-        init(seed: UInt64) { state = seed }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     // MARK: - Value generators
 
     /// Integers at and around every byte-length boundary of the encoding.
@@ -714,7 +699,7 @@ extension TupleKeyTests {
     }
 }
 
-extension TupleKeyTests.SplitMix64 {
+extension SplitMix64 {
     mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
 
     mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &self)] }
