@@ -33,9 +33,11 @@ let package = Package(
     ],
     targets: [
         // Whole-workload runs that print `<name> <ops/s> ops/s …` lines.
+        // The reference data generator, shared by fog-bench and the micro-benchmarks.
+        .target(name: "BenchData", path: "Sources/BenchData"),
         .executableTarget(
             name: "fog-bench",
-            dependencies: [.product(name: "FogKit", package: "FogKit")],
+            dependencies: ["BenchData", .product(name: "FogKit", package: "FogKit")],
             path: "Sources/fog-bench"
         ),
         // The same seven workloads over SQLite through GRDB (WAL): the "what a Swift developer
@@ -49,6 +51,7 @@ let package = Package(
         .executableTarget(
             name: "FogKitBenchmarks",
             dependencies: [
+                "BenchData",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "FogKit", package: "FogKit"),
                 .product(name: "FogStorage", package: "FogKit"),

@@ -1,3 +1,4 @@
+import BenchData
 import Benchmark
 import FogKit
 import Foundation
@@ -50,7 +51,7 @@ final class PostStore: @unchecked Sendable {
     let store: BenchStore
     let database: Database
     let zone: RecordZone.ID
-    private var random = SplitMix64(42)
+    private var random = BenchRandom(42)
     private var serial = 0
     private let authors: [String]
 
@@ -58,7 +59,7 @@ final class PostStore: @unchecked Sendable {
         store = try BenchStore(durability: durability)
         database = store.container.privateCloudDatabase
         zone = try await database.save(RecordZone(zoneName: "Posts")).zoneID
-        var r = SplitMix64(7)
+        var r = BenchRandom(7)
         authors = (0..<1_000).map { _ in r.uuid() }
     }
 
@@ -127,30 +128,3 @@ func postStoreBenchmark<State>(
         })
 }
 
-/// The reference generator of fog-bench and bench-grdb (splitmix64).
-struct SplitMix64 {
-    var s: UInt64
-    init(_ seed: UInt64) { s = seed }
-    mutating func next() -> UInt64 {
-        s &+= 0x9E37_79B9_7F4A_7C15
-        var z = s
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-
-    mutating func text(_ length: Int) -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz ".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(length)
-        for _ in 0..<length { bytes.append(alphabet[below(27)]) }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    mutating func uuid() -> String {
-        let a = next(), b = next()
-        return String(
-            format: "%08llX-%04llX-%04llX-%04llX-%012llX", a >> 32, (a >> 16) & 0xFFFF, a & 0xFFFF, b >> 48, b & 0xFFFF_FFFF_FFFF)
-    }
-}

@@ -1,3 +1,4 @@
+import BenchData
 import FogKit
 import Foundation
 
@@ -38,6 +39,10 @@ func fetchAnatomy() async throws {
         try await time("records(for:) no fields") { _ = try await database.records(for: $0, desiredKeys: []) }
         try await time("records(for:) title") { _ = try await database.records(for: $0, desiredKeys: ["title"]) }
         try await time("records(for:) all fields") { _ = try await database.records(for: $0) }
+        try await time("all fields, looked up by ID") { batch in
+            let results = try await database.records(for: batch)
+            for id in batch { _ = try results[id]!.get() }
+        }
         try await time("all fields, each read") { batch in
             let results = try await database.records(for: batch)
             for id in batch {

@@ -1,3 +1,4 @@
+import BenchData
 import FogKit
 import Foundation
 
@@ -8,43 +9,6 @@ import Foundation
 private let postCount = 100_000
 private let batchSize = 400
 private let authorCount = 1_000
-
-/// The reference generator (splitmix64), which every column shares.
-struct BenchRandom {
-    var s: UInt64
-    init(_ seed: UInt64) { s = seed }
-    mutating func next() -> UInt64 {
-        s &+= 0x9E37_79B9_7F4A_7C15
-        var z = s
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
-
-private func uuid(_ r: inout BenchRandom) -> String {
-    let a = r.next(), b = r.next()
-    var out: [UInt8] = []
-    out.reserveCapacity(36)
-    func hex(_ v: UInt64, _ digits: Int) {
-        for i in stride(from: digits - 1, through: 0, by: -1) {
-            let d = UInt8((v >> UInt64(i * 4)) & 0xF)
-            out.append(d < 10 ? 48 + d : 55 + d)
-        }
-    }
-    hex(a >> 32, 8); out.append(45)
-    hex((a >> 16) & 0xFFFF, 4); out.append(45)
-    hex(a & 0xFFFF, 4); out.append(45)
-    hex(b >> 48, 4); out.append(45)
-    hex(b & 0xFFFF_FFFF_FFFF, 12)
-    return String(decoding: out, as: UTF8.self)
-}
-
-private func text(_ r: inout BenchRandom, _ length: Int) -> String {
-    let alphabet = Array("abcdefghijklmnopqrstuvwxyz ".utf8)
-    return String(decoding: (0..<length).map { _ in alphabet[r.below(27)] }, as: UTF8.self)
-}
 
 private struct Post {
     var recordName: String
@@ -58,13 +22,13 @@ private struct Post {
 
 private func generate() -> (authors: [String], posts: [Post]) {
     var r = BenchRandom(42)
-    let authors = (0..<authorCount).map { _ in uuid(&r) }
+    let authors = (0..<authorCount).map { _ in r.uuid() }
     var posts: [Post] = []
     posts.reserveCapacity(postCount)
     for _ in 0..<postCount {
-        let name = uuid(&r)
-        let title = text(&r, 25 + r.below(11))
-        let body = text(&r, 190 + r.below(21))
+        let name = r.uuid()
+        let title = r.text(25 + r.below(11))
+        let body = r.text(190 + r.below(21))
         let score = Int64(r.next() % 1_000_000)
         let createdAt = 1_600_000_000.0 + Double(r.next() % 100_000_000_000) / 1000.0
         var tags: [Int] = []

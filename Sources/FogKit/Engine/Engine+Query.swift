@@ -279,10 +279,7 @@ struct QueryRun {
             if let position { (range.lower, range.lowerInclusive) = (prefix + position, false) }
             try scanRows(range, prefixCount: prefix.count, skip: 0, body)
         case .range(_, let id, let lower, let lowerInclusive, let upper, let upperInclusive, _, _):
-            let prefix = Layout.valuePrefix(zone: zone, type: type, field: id)
-            var range = ScanRange(
-                lower: prefix + (lower ?? []), lowerInclusive: lowerInclusive,
-                upper: upper.map { prefix + $0 } ?? ScanRange.successor(ofPrefix: prefix), upperInclusive: upperInclusive)
+            var (range, prefix) = valueRange(field: id, lower, lowerInclusive, upper, upperInclusive)
             if let position {
                 if prepared.reverse {
                     let bound = prefix + OrderKey.complement(position)
@@ -333,14 +330,23 @@ struct QueryRun {
                 try scanRows(range, prefixCount: prefix.count, skip: 2, visit)
             }
         case .range(_, let id, let lower, let lowerInclusive, let upper, let upperInclusive, _, _):
-            let prefix = Layout.valuePrefix(zone: zone, type: type, field: id)
-            let range = ScanRange(
-                lower: prefix + (lower ?? []), lowerInclusive: lowerInclusive,
-                upper: upper.map { prefix + $0 } ?? ScanRange.successor(ofPrefix: prefix), upperInclusive: upperInclusive)
+            let (range, prefix) = valueRange(field: id, lower, lowerInclusive, upper, upperInclusive)
             try scanRows(range, prefixCount: prefix.count, skip: 1, visit)
         case .typeScan:
             preconditionFailure("QueryRun: whole-type scans read the records table")
         }
+    }
+
+    /// The scan of a field's value entries between bounds given relative to the field's
+    /// prefix (`nil`: from the first entry, nulls included / to the last), and the prefix.
+    private func valueRange(
+        field id: Int64, _ lower: [UInt8]?, _ lowerInclusive: Bool, _ upper: [UInt8]?, _ upperInclusive: Bool
+    ) -> (ScanRange, prefix: [UInt8]) {
+        let prefix = Layout.valuePrefix(zone: zone, type: type, field: id)
+        let range = ScanRange(
+            lower: prefix + (lower ?? []), lowerInclusive: lowerInclusive,
+            upper: upper.map { prefix + $0 } ?? ScanRange.successor(ofPrefix: prefix), upperInclusive: upperInclusive)
+        return (range, prefix)
     }
 
     /// Scans index entries in `range` and hands `body` the row id that ends each key, after

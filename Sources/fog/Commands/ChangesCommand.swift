@@ -23,11 +23,7 @@ struct ChangesCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The token a previous run printed (base64).")
     var since: String?
 
-    @Option(name: .long, help: "The database: private, public (with --every-zone) or shared.")
-    var database: String = "private"
-
-    @Option(name: .long, help: "The user to act for (needed for the private database).")
-    var user: String?
+    @OptionGroup var target: DatabaseOptions
 
     @Option(name: .long, help: "The most changes per page (default 400).")
     var limit: Int = 0
@@ -36,23 +32,13 @@ struct ChangesCommand: AsyncParsableCommand {
     var everyZone = false
 
     func run() async throws {
-        guard let scope = Database.Scope.allCases.first(where: { "\($0)" == database }) else {
-            throw ValidationError("--database must be private, public or shared")
-        }
-        if scope != .public, user == nil { throw ValidationError("the \(database) database needs --user") }
-        guard let identifier = try Container.storedIdentifier(at: store.directory) else {
-            throw ValidationError("\(store.store) holds no FogKit store")
-        }
         var token: ServerChangeToken?
         if let since {
             guard let data = Data(base64Encoded: since) else { throw ValidationError("--since is not a token (base64)") }
             token = ServerChangeToken(data: data)
         }
-        let container = try Container(
-            identifier: identifier, directory: store.directory, user: user,
-            configuration: .init(changeFeeds: everyZone ? .everyZone : .cloudKit))
+        let (container, db) = try target.open(store, configuration: .init(changeFeeds: everyZone ? .everyZone : .cloudKit))
         defer { container.close() }
-        let db = container.database(with: scope)
         if let zone {
             let zoneID = RecordZone.ID(zoneName: zone)
             while true {

@@ -39,11 +39,7 @@ struct QueryCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The zone (default the default zone).")
     var zone: String?
 
-    @Option(name: .long, help: "The database: private, public or shared.")
-    var database: String = "private"
-
-    @Option(name: .long, help: "The user to act for (needed for the private database).")
-    var user: String?
+    @OptionGroup var target: DatabaseOptions
 
     @Flag(name: .long, help: "Behave as CloudKit's production environment: fields need indexes.")
     var production = false
@@ -52,20 +48,8 @@ struct QueryCommand: AsyncParsableCommand {
     var explain = false
 
     func run() async throws {
-        guard let scope = Database.Scope.allCases.first(where: { "\($0)" == database }) else {
-            throw ValidationError("--database must be private, public or shared")
-        }
-        if scope != .public, user == nil {
-            throw ValidationError("the \(database) database needs --user")
-        }
-        guard let identifier = try Container.storedIdentifier(at: store.directory) else {
-            throw ValidationError("\(store.store) holds no FogKit store")
-        }
-        let container = try Container(
-            identifier: identifier, directory: store.directory, user: user,
-            configuration: .init(environment: production ? .production : .development))
+        let (container, db) = try target.open(store, configuration: .init(environment: production ? .production : .development))
         defer { container.close() }
-        let db = container.database(with: scope)
         let query = Query(recordType: recordType, predicate: try QueryPredicate(format: predicate))
         query.sortDescriptors = try sort.map(Self.sortDescriptor)
         let zoneID = zone.map { RecordZone.ID(zoneName: $0) }
