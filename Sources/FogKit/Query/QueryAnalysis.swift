@@ -25,7 +25,7 @@ struct QueryAnalysis {
     static let recordNameField = "recordName"
 
     /// Checks `node` and `order` against the field types and collects what they need.
-    static func analyze(_ node: PredicateNode, order: [Query.SortDescriptor], recordType: String, types: FieldTypes) throws -> QueryAnalysis {
+    static func analyze(_ node: PredicateNode, order: [Query.SortDescriptor], types: FieldTypes) throws -> QueryAnalysis {
         var analysis = QueryAnalysis()
         var hasCondition = false
         try analysis.visit(node, types: types, hasCondition: &hasCondition)

@@ -25,7 +25,6 @@ struct PreparedQuery {
     let typeID: Int64?
     let predicate: PredicateNode
     let evaluator: PredicateEvaluator
-    let analysis: QueryAnalysis
     let indexes: TypeIndexes
     let missing: [QueryAnalysis.Requirement]
     let path: AccessPath
@@ -55,7 +54,7 @@ extension Engine {
         let requested = fixedOrder ?? (query.sortDescriptors ?? [])
         let typeID = try names.id(query.recordType)
         var resolver = names
-        let analysis = try QueryAnalysis.analyze(query.predicate.node, order: requested, recordType: query.recordType) { field in
+        let analysis = try QueryAnalysis.analyze(query.predicate.node, order: requested) { field in
             guard let typeID, let fieldID = try resolver.id(field) else { return nil }
             return try resolver.fieldType(type: typeID, field: fieldID)
         }
@@ -86,10 +85,10 @@ extension Engine {
             if order.isEmpty {
                 gives = true
             } else if order.count == 1, order[0].relativeLocation == nil, indexes.options(order[0].key).contains(.sortable),
-                let typeID, let zone, let id = try names.id(order[0].key)
+                typeID != nil, zone != nil, let id = try names.id(order[0].key)
             {
-                _ = typeID
-                _ = zone
+                // No condition narrows the type, but the sort field's index holds every record
+                // (nulls included) in order: read it instead of sorting the whole type.
                 path = .range(field: order[0].key, id: id, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: false, describe: "all", ordered: true)
                 gives = true
                 reverse = !order[0].ascending
@@ -105,7 +104,7 @@ extension Engine {
             break
         }
         return PreparedQuery(
-            recordType: query.recordType, typeID: typeID, predicate: query.predicate.node, evaluator: evaluator, analysis: analysis,
+            recordType: query.recordType, typeID: typeID, predicate: query.predicate.node, evaluator: evaluator,
             indexes: indexes, missing: missing, path: path, order: order, pathGivesOrder: gives, reverse: reverse,
             decodedFields: decoded, filterFields: filter)
     }
