@@ -13,20 +13,46 @@ import Foundation
 /// ``Container/Configuration/tombstoneRetention``), or when it comes from another copy of the
 /// store (a backup made with ``Container/backup(to:)`` is a new copy). Start again from a
 /// `nil` token then. Bytes that are not a token fail with ``FogError/Code/invalidArguments``.
-public final class ServerChangeToken: Sendable, Hashable, Codable, CustomStringConvertible {
+///
+/// Like `CKServerChangeToken`, a token supports `NSSecureCoding`, so the usual way of keeping
+/// one works unchanged:
+///
+/// ```swift
+/// let archived = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+/// let restored = try NSKeyedUnarchiver.unarchivedObject(ofClass: ServerChangeToken.self, from: archived)
+/// ```
+public final class ServerChangeToken: NSObject, NSSecureCoding, @unchecked Sendable, Codable {
+    // Unchecked: the only stored property is an immutable `Data`.
+
     /// The token's bytes, to store and give back to ``init(data:)``.
     public let data: Data
+
+    private static let coderKey = "FogKitServerChangeToken"
 
     /// A token from bytes that ``data`` gave. Bytes are checked when the token is used.
     public init(data: Data) {
         self.data = data
     }
 
-    /// Two tokens are equal when their bytes are.
-    public static func == (lhs: ServerChangeToken, rhs: ServerChangeToken) -> Bool { lhs.data == rhs.data }
+    /// Tokens archive securely, as `CKServerChangeToken` does.
+    public static var supportsSecureCoding: Bool { true }
 
-    /// Hashes the bytes.
-    public func hash(into hasher: inout Hasher) { hasher.combine(data) }
+    /// Archives the token's bytes.
+    public func encode(with coder: NSCoder) {
+        coder.encode(data as NSData, forKey: Self.coderKey)
+    }
+
+    /// Restores a token archived with ``encode(with:)``; `nil` when the coder holds none.
+    public init?(coder: NSCoder) {
+        guard let data = coder.decodeObject(of: NSData.self, forKey: Self.coderKey) as Data? else { return nil }
+        self.data = data
+    }
+
+    /// Two tokens are equal when their bytes are.
+    public override func isEqual(_ object: Any?) -> Bool { (object as? ServerChangeToken)?.data == data }
+
+    /// The hash of the bytes.
+    public override var hash: Int { data.hashValue }
 
     /// Decodes the token from its base64 bytes.
     public init(from decoder: any Decoder) throws {
@@ -40,7 +66,7 @@ public final class ServerChangeToken: Sendable, Hashable, Codable, CustomStringC
     }
 
     /// The token's bytes in base64, as `fog changes` prints them.
-    public var description: String { data.base64EncodedString() }
+    public override var description: String { data.base64EncodedString() }
 }
 
 /// The content of a change token.

@@ -2,52 +2,79 @@ import Foundation
 
 extension QueryOperation {
     /// Where a query's results left off (CloudKit's `CKQueryOperation.Cursor`).
-    ///
-    /// A cursor holds the query, its zone and the position of the last record returned —
-    /// the sort values and the record's place among equal ones — not an offset. Continuing
-    /// from it runs the query again and returns the records after that position, so records
-    /// saved or deleted in between neither shift the results nor repeat them: a record
-    /// appears twice only if its sort values changed so that it moved past the position.
-    ///
-    /// Cursors have no public initializer. They are `Codable`, so an app can keep one (as it
-    /// would archive a `CKQueryOperation.Cursor`); decoding checks its content, and a cursor
-    /// that does not decode fails with ``FogError/Code/invalidArguments``.
-    public final class Cursor: Sendable, Hashable, Codable, CustomStringConvertible {
-        let state: QueryCursorState
+    public typealias Cursor = QueryCursor
+}
 
-        init(state: QueryCursorState) {
-            self.state = state
+/// Where a query's results left off (CloudKit's `CKQueryOperation.Cursor`, `CKQueryCursor` in
+/// Objective-C); usually named ``QueryOperation/Cursor``.
+///
+/// It is a top-level class so that `NSKeyedArchiver` can name it on Linux.
+///
+/// A cursor holds the query, its zone and the position of the last record returned —
+/// the sort values and the record's place among equal ones — not an offset. Continuing
+/// from it runs the query again and returns the records after that position, so records
+/// saved or deleted in between neither shift the results nor repeat them: a record
+/// appears twice only if its sort values changed so that it moved past the position.
+///
+/// Cursors have no public initializer. An app can keep one with `NSKeyedArchiver` (they
+/// support `NSSecureCoding`, as `CKQueryOperation.Cursor` does) or as `Codable`; decoding
+/// checks the content, and a cursor that does not decode is refused.
+public final class QueryCursor: NSObject, NSSecureCoding, @unchecked Sendable, Codable {
+    // Unchecked: the only stored property is an immutable value.
+    let state: QueryCursorState
+
+    private static let coderKey = "FogKitQueryCursor"
+
+    init(state: QueryCursorState) {
+        self.state = state
+    }
+
+    /// Cursors archive securely, as `CKQueryOperation.Cursor` does.
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Archives the cursor.
+    public func encode(with coder: NSCoder) {
+        guard let data = try? JSONEncoder().encode(state) else { return }
+        coder.encode(data as NSData, forKey: Self.coderKey)
+    }
+
+    /// Restores a cursor archived with ``encode(with:)``; `nil` when the coder holds none or
+    /// its content is not a valid cursor.
+    public init?(coder: NSCoder) {
+        guard let data = coder.decodeObject(of: NSData.self, forKey: Self.coderKey) as Data?,
+            let state = try? JSONDecoder().decode(QueryCursorState.self, from: data), (try? state.validated()) != nil
+        else { return nil }
+        self.state = state
+    }
+
+    /// The zone the query runs in.
+    public var zoneID: RecordZone.ID { state.zoneID }
+
+    /// Decodes a cursor an app stored.
+    public init(from decoder: any Decoder) throws {
+        let state = try QueryCursorState(from: decoder)
+        do {
+            _ = try state.validated()
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(error)", underlyingError: error))
         }
+        self.state = state
+    }
 
-        /// The zone the query runs in.
-        public var zoneID: RecordZone.ID { state.zoneID }
+    /// Encodes the cursor.
+    public func encode(to encoder: any Encoder) throws {
+        try state.encode(to: encoder)
+    }
 
-        /// Decodes a cursor an app stored.
-        public init(from decoder: any Decoder) throws {
-            let state = try QueryCursorState(from: decoder)
-            do {
-                _ = try state.validated()
-            } catch {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(error)", underlyingError: error))
-            }
-            self.state = state
-        }
+    /// Two cursors are equal when they continue the same query from the same position.
+    public override func isEqual(_ object: Any?) -> Bool { (object as? QueryCursor)?.state == state }
 
-        /// Encodes the cursor.
-        public func encode(to encoder: any Encoder) throws {
-            try state.encode(to: encoder)
-        }
+    /// The hash of the cursor's content.
+    public override var hash: Int { state.hashValue }
 
-        /// Two cursors are equal when they continue the same query from the same position.
-        public static func == (lhs: Cursor, rhs: Cursor) -> Bool { lhs.state == rhs.state }
-
-        /// Hashes the cursor's content.
-        public func hash(into hasher: inout Hasher) { hasher.combine(state) }
-
-        /// `<Cursor Post in Notes after 3f2a…>`.
-        public var description: String {
-            "<Cursor \(state.recordType) in \(state.zoneName) after \(state.position.prefix(8).map { String(format: "%02x", $0) }.joined())…>"
-        }
+    /// `<Cursor Post in Notes after 3f2a…>`.
+    public override var description: String {
+        "<Cursor \(state.recordType) in \(state.zoneName) after \(state.position.prefix(8).map { String(format: "%02x", $0) }.joined())…>"
     }
 }
 
