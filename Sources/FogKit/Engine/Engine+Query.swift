@@ -36,14 +36,18 @@ extension Engine {
             }
             guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
             var run = try QueryRun(engine: self, prepared: prepared, zone: zone.id, type: typeID, txn: txn, names: names)
-            let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
+            var (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             // Fields decoded for the predicate or the sort but not desired are dropped, in
-            // place (no new dictionary per record).
+            // place: each match's dictionary is uniquely referenced here, so no copy is made.
             let extra: [String] = desiredKeys.flatMap { keys in prepared.decodedFields.map { Array($0.subtracting(keys)) } } ?? []
+            if !extra.isEmpty {
+                for i in matches.indices {
+                    for key in extra { matches[i].record.values.removeValue(forKey: key) }
+                }
+            }
             let records = matches.map { match -> Record in
-                var stored = match.record
-                for key in extra { stored.values.removeValue(forKey: key) }
+                let stored = match.record
                 return stored.makeRecord(zoneID: zoneID, assetDirectory: assetDirectory)
             }
             var cursor: QueryOperation.Cursor?
@@ -139,7 +143,7 @@ extension Engine {
 /// and for the last record of a batch, whose key becomes the cursor's position).
 struct QueryMatch {
     let row: Int64
-    let record: StoredRecord
+    var record: StoredRecord
     var key: [UInt8]
 }
 
