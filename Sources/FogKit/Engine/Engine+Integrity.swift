@@ -28,7 +28,8 @@ public struct IntegrityReport: Sendable, CustomStringConvertible {
 extension Engine {
     /// Checks that every index entry points at a record and every record has its
     /// index entries: record names ↔ rows, zones ↔ zone ids, deleteSelf references,
-    /// interned names and field types. Reads one snapshot; changes nothing.
+    /// interned names and field types, query indexes, and the change logs. Reads one
+    /// snapshot; changes nothing.
     func checkIntegrity() throws -> IntegrityReport {
         try read { txn, names in
             var report = IntegrityReport()
@@ -68,6 +69,7 @@ extension Engine {
 
             // Rows: decodable, named, consistent with their name entry and the schema.
             var rowsSeen: Set<Int64> = []
+            var liveRows: [Int64: (zone: Int64, sequence: Int64)] = [:]
             var expectedIndexKeys: Set<[UInt8]> = []
             let catalog = try indexCatalog.indexes(engine: self, txn: txn, names: &names)
             try txn.scan(records) { key, value in
@@ -79,6 +81,7 @@ extension Engine {
                     problem("row \(row) cannot be decoded: \(error)")
                     return true
                 }
+                liveRows[row] = (stored.zone, stored.changeSequence)
                 guard let entry = rowsByName[row] else {
                     problem("row \(row) (\(stored.recordName)) has no record name entry")
                     return true
@@ -169,6 +172,7 @@ extension Engine {
                 }
                 return true
             }
+            try checkChangeLogs(live: liveRows, zones: zoneIDsSeen, txn: txn, report: &report)
             return report
         }
     }

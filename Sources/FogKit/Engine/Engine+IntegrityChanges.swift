@@ -1,0 +1,90 @@
+import FogStorage
+
+extension Engine {
+    /// Checks the change logs against the records and zones (part of ``checkIntegrity()``):
+    /// every live record has exactly one log entry, at its change sequence; every tombstone
+    /// is of a record that is gone and has its name and age entries; every zone has its
+    /// database log entry, and logged zones that still exist are logged as changed.
+    func checkChangeLogs(
+        live: [Int64: (zone: Int64, sequence: Int64)], zones: Set<Int64>, txn: ReadTransaction, report: inout IntegrityReport
+    ) throws {
+        func problem(_ text: String) { report.problems.append(text) }
+        var logged: Set<Int64> = []
+        var tombstones: Set<[Int64]> = []
+        var tombstoneNames: [(zone: Int64, name: String, sequence: Int64, row: Int64)] = []
+        var ages: [[Int64]] = []
+        var names: [(zone: Int64, name: String, position: [UInt8])] = []
+        try txn.scan(changeTable) { key, value in
+            report.indexEntryCount += 1
+            var reader = KeyReader(key)
+            let zone = try reader.readInt64()
+            if !zones.contains(zone) { problem("change log entries of zone id \(zone), which does not exist") }
+            switch try reader.readInt64() {
+            case Layout.logPart:
+                let sequence = try reader.readInt64()
+                let row = try reader.readInt64()
+                var r = ByteReader(value)
+                switch try r.u8() {
+                case Layout.changedEntry:
+                    if let record = live[row], record.zone == zone, record.sequence == sequence {
+                        if !logged.insert(row).inserted { problem("row \(row) is logged twice") }
+                    } else {
+                        problem("change log entry (\(zone), \(sequence), \(row)) is not the last change of a live record")
+                    }
+                case Layout.deletedEntry:
+                    _ = try r.int64()
+                    let name = try r.rawString(count: value.count - r.offset)
+                    if live[row] != nil { problem("tombstone of row \(row) (\(name)), which still exists") }
+                    tombstones.insert([zone, sequence, row])
+                    tombstoneNames.append((zone, name, sequence, row))
+                case let kind:
+                    problem("change log entry of kind \(kind)")
+                }
+            case Layout.tombstonePart:
+                names.append((zone, try reader.readString(), Array(value)))
+            case Layout.tombstoneAgePart:
+                ages.append([zone, try reader.readInt64(), try reader.readInt64()])
+            default:
+                break
+            }
+            return true
+        }
+        for (row, record) in live where !logged.contains(row) {
+            problem("row \(row) has no change log entry at its change sequence \(record.sequence)")
+        }
+        for t in tombstoneNames {
+            let position = Layout.position(sequence: t.sequence, row: t.row)
+            if !names.contains(where: { $0.zone == t.zone && $0.name == t.name && $0.position == position }) {
+                problem("tombstone of \(t.name) has no name entry")
+            }
+            if !ages.contains([t.zone, t.sequence, t.row]) { problem("tombstone of \(t.name) has no age entry") }
+        }
+        for age in ages where !tombstones.contains(age) { problem("tombstone age entry \(age) has no tombstone") }
+        if names.count != tombstoneNames.count { problem("\(names.count) tombstone name entries for \(tombstoneNames.count) tombstones") }
+
+        // The database logs: one entry per zone, changed for the zones that exist.
+        var lastByZone: [Int64: ZoneChangeKind] = [:]
+        try txn.scan(databaseChangeTable) { key, value in
+            report.indexEntryCount += 1
+            var reader = KeyReader(key)
+            _ = try reader.readInt64()
+            _ = try reader.readString()
+            guard try reader.readInt64() == Layout.logPart else { return true }
+            _ = try reader.readInt64()
+            let zone = try reader.readInt64()
+            guard let first = value.first, let kind = ZoneChangeKind(rawValue: first) else {
+                problem("database change entry of zone id \(zone) has no kind")
+                return true
+            }
+            if lastByZone.updateValue(kind, forKey: zone) != nil { problem("zone id \(zone) is logged twice") }
+            return true
+        }
+        for zone in zones {
+            switch lastByZone[zone] {
+            case .changed?: break
+            case nil: problem("zone id \(zone) has no database change entry")
+            case let kind?: problem("zone id \(zone) exists but is logged as \(kind)")
+            }
+        }
+    }
+}
