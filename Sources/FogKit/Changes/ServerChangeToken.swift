@@ -157,13 +157,5 @@ struct ChangeTokenContent: Equatable {
         self.item = item
     }
 
-    /// FNV-1a, 64 bits.
-    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return hash
-    }
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt64 { fnv1a(bytes) }
 }

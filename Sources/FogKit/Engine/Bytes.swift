@@ -143,3 +143,14 @@ func readBigEndianKey(_ buffer: UnsafeRawBufferPointer) throws -> Int64 {
     guard buffer.count == 8 else { throw FormatError(message: "id key of \(buffer.count) bytes") }
     return Int64(bitPattern: UInt64(bigEndian: buffer.loadUnaligned(as: UInt64.self)))
 }
+
+/// The 64-bit FNV-1a hash of `bytes`: stable across processes (unlike `Hasher`), so it can be
+/// stored — in change token checksums and hashed index values.
+func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x0000_0100_0000_01b3
+    }
+    return hash
+}

@@ -183,8 +183,8 @@ extension Engine {
         for row in rows { try txn.delete(bigEndianKey(row), in: records) }
         try txn.deleteAll(in: recordNames, range: .prefix(prefix))
         try txn.deleteAll(in: refs, range: .prefix(prefix))
-        try txn.deleteAll(in: indexTable, range: .prefix(Layout.indexPrefix(zone: info.id)))
-        try txn.deleteAll(in: changeTable, range: .prefix(Layout.indexPrefix(zone: info.id)))
+        try txn.deleteAll(in: indexTable, range: .prefix(prefix))
+        try txn.deleteAll(in: changeTable, range: .prefix(prefix))
     }
 
     /// Fetches zones by ID.

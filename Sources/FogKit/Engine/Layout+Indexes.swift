@@ -36,30 +36,22 @@ extension Layout {
     static let valueKind: Int64 = 0
     static let cellKind: Int64 = 1
 
-    /// The prefix of every index entry of a zone.
-    static func indexPrefix(zone: Int64) -> [UInt8] {
-        var w = KeyWriter(capacity: 9)
-        w.append(zone)
-        return w.bytes
-    }
-
     /// (zone, type, field, 0): the value entries of a field.
     static func valuePrefix(zone: Int64, type: Int64, field: Int64) -> [UInt8] {
-        var w = KeyWriter(capacity: 40)
-        w.append(zone)
-        w.append(type)
-        w.append(field)
-        w.append(valueKind)
-        return w.bytes
+        fieldPrefix(zone: zone, type: type, field: field, kind: valueKind)
     }
 
     /// (zone, type, field, 1): the location cells of a field.
     static func cellPrefix(zone: Int64, type: Int64, field: Int64) -> [UInt8] {
+        fieldPrefix(zone: zone, type: type, field: field, kind: cellKind)
+    }
+
+    private static func fieldPrefix(zone: Int64, type: Int64, field: Int64, kind: Int64) -> [UInt8] {
         var w = KeyWriter(capacity: 40)
         w.append(zone)
         w.append(type)
         w.append(field)
-        w.append(cellKind)
+        w.append(kind)
         return w.bytes
     }
 
@@ -145,19 +137,10 @@ enum IndexValue: Hashable, Sendable {
     func keyed(for options: IndexOptions) -> IndexValue {
         guard !options.contains(.sortable) else { return self }
         switch self {
-        case .string(let s) where s.utf8.count > Self.hashThreshold: return .hash(Self.fnv1a(s.utf8))
-        case .bytes(let b) where b.count > Self.hashThreshold: return .hash(Self.fnv1a(b))
+        case .string(let s) where s.utf8.count > Self.hashThreshold: return .hash(Int64(bitPattern: fnv1a(s.utf8)))
+        case .bytes(let b) where b.count > Self.hashThreshold: return .hash(Int64(bitPattern: fnv1a(b)))
         default: return self
         }
-    }
-
-    private static func fnv1a(_ bytes: some Sequence<UInt8>) -> Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return Int64(bitPattern: hash)
     }
 
     var encoded: [UInt8] {

@@ -58,7 +58,8 @@ enum Layout {
         return w.bytes
     }
 
-    /// The prefix of every record name of one zone.
+    /// The prefix of every key of one zone in the tables keyed by zone first: `names`, `refs`,
+    /// `indexes` and `changes`.
     static func namePrefix(zone: Int64) -> [UInt8] {
         var w = KeyWriter(capacity: 9)
         w.append(zone)
