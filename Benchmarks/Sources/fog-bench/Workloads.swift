@@ -93,19 +93,29 @@ private extension Record {
 /// Runs W1–W5 on a fresh store and prints the lines and the database size.
 func referenceWorkloads(durability: Container.Durability) async throws {
     let (authors, posts) = generate()
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
-    // FOG_BENCH_KEEP=1 keeps the store for inspection (mdb_stat -a DIR).
-    defer { if ProcessInfo.processInfo.environment["FOG_BENCH_KEEP"] == nil { try? FileManager.default.removeItem(at: directory) } }
+    // FOG_BENCH_STORE=DIR keeps the store in DIR and, when DIR already holds one, reuses it
+    // without W1 (for profiling reads; W4 has changed its scores, so W3–W5 checks differ).
+    // FOG_BENCH_KEEP=1 keeps the temporary store for inspection (mdb_stat -a DIR).
+    let environment = ProcessInfo.processInfo.environment
+    let directory = environment["FOG_BENCH_STORE"].map { URL(fileURLWithPath: $0) }
+        ?? FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
+    let reuse = environment["FOG_BENCH_STORE"] != nil
+        && FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
+    defer {
+        if environment["FOG_BENCH_KEEP"] == nil, environment["FOG_BENCH_STORE"] == nil {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
     let container = try Container(
         identifier: "iCloud.fog.bench", directory: directory, user: "bench", configuration: .init(durability: durability))
     let database = container.privateCloudDatabase
-    let zone = try await database.save(RecordZone(zoneName: "Posts")).zoneID
-    try await container.setIndexes(
-        ["score": [.queryable, .sortable], "createdAt": .sortable, "author": .queryable, "tags": .queryable], ofRecordType: "Post")
+    let zone = reuse ? RecordZone.ID(zoneName: "Posts") : try await database.save(RecordZone(zoneName: "Posts")).zoneID
+    if !reuse { try await container.setIndexes(
+        ["score": [.queryable, .sortable], "createdAt": .sortable, "author": .queryable, "tags": .queryable], ofRecordType: "Post") }
     FileHandle.standardOutput.write("# fogkit durability=\(durability) N=\(postCount) batch=\(batchSize) dir=\(directory.path)\n".data(using: .utf8)!)
     let ids = posts.map { Record.ID(recordName: $0.recordName, zoneID: zone) }
 
-    try await measure("W1-insert", ops: postCount) {
+    if !reuse { try await measure("W1-insert", ops: postCount) {
         for b in stride(from: 0, to: postCount, by: batchSize) {
             let records = (b..<min(b + batchSize, postCount)).map { i -> Record in
                 let p = posts[i]
@@ -121,7 +131,7 @@ func referenceWorkloads(durability: Container.Durability) async throws {
             _ = try await database.modifyRecords(saving: records, deleting: [])
         }
         return 0
-    }
+    } }
 
     try await measure("W2a-get-1/txn", ops: postCount) {
         var r = BenchRandom(2), check: UInt64 = 0

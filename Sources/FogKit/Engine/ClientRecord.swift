@@ -32,7 +32,8 @@ struct ClientRecord: Sendable {
         guard changeTag != nil else { return nil }
         let copy = record.copy()
         copy.state.withLock { state in
-            for (key, original) in originalValues { state.values[key] = original }
+            state.materialize()
+            for (key, original) in originalValues { state.decoded[key] = original }
             state.changedKeys = []
             state.originalValues = [:]
             state.parentChanged = false

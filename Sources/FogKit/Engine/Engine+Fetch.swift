@@ -16,6 +16,8 @@ extension Engine {
             var lastZone: (id: RecordZone.ID, zone: Result<ZoneInfo?, FogError>)?
             var results: [(Record.ID, Result<Record, FogError>)] = []
             results.reserveCapacity(ids.count)
+            // One name table per zone: the records of a request share their field names.
+            var table: FieldNameTable?
             for id in ids {
                 let zone: Result<ZoneInfo?, FogError>
                 if let lastZone, lastZone.id == id.zoneID {
@@ -40,11 +42,13 @@ extension Engine {
                 case .success(nil):
                     results.append((id, .failure(unknown(id))))
                 case .success(let info?):
-                    if let stored = try load(zone: info.id, name: id.recordName, fields: selection, txn: txn, names: &names) {
-                        results.append((id, .success(stored.makeRecord(zoneID: id.zoneID, assetDirectory: assetDirectory))))
-                    } else {
-                        results.append((id, .failure(unknown(id))))
+                    if table?.zoneID != id.zoneID { table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, names: names) }
+                    let record = try rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
+                        try txn.withValue(forKey: bigEndianKey(row), in: records) { buffer in
+                            try RecordView(buffer).makeRecord(id: id, selection: selection, table: table!, names: &names)
+                        }
                     }
+                    results.append((id, record.map { .success($0) } ?? .failure(unknown(id))))
                 }
             }
             return results

@@ -35,21 +35,12 @@ extension Engine {
                 }
             }
             guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
-            var run = try QueryRun(engine: self, prepared: prepared, zone: zone.id, type: typeID, txn: txn, names: names)
-            var (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
+            let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, names: names)
+            var run = try QueryRun(
+                engine: self, prepared: prepared, zone: zone.id, type: typeID, desiredKeys: desiredKeys, table: table, txn: txn, names: names)
+            let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
-            // Fields decoded for the predicate or the sort but not desired are dropped, in
-            // place: each match's dictionary is uniquely referenced here, so no copy is made.
-            let extra: [String] = desiredKeys.flatMap { keys in prepared.decodedFields.map { Array($0.subtracting(keys)) } } ?? []
-            if !extra.isEmpty {
-                for i in matches.indices {
-                    for key in extra { matches[i].record.values.removeValue(forKey: key) }
-                }
-            }
-            let records = matches.map { match -> Record in
-                let stored = match.record
-                return stored.makeRecord(zoneID: zoneID, assetDirectory: assetDirectory)
-            }
+            let records = matches.map(\.record)
             var cursor: QueryOperation.Cursor?
             if more, let last = matches.last {
                 cursor = QueryOperation.Cursor(state: QueryCursorState(
@@ -139,15 +130,19 @@ extension Engine {
     }
 }
 
-/// A record that matched, with its order key (computed only where needed: for the heap,
-/// and for the last record of a batch, whose key becomes the cursor's position).
+/// A record that matched, as the client gets it, and its order key (computed only where
+/// needed: for the last record of a batch, whose key becomes the cursor's position).
 struct QueryMatch {
     let row: Int64
-    var record: StoredRecord
+    var record: Record
     var key: [UInt8]
 }
 
 /// One batch of a prepared query inside a read transaction.
+///
+/// Candidates are tested on ``RecordView``s, in place: a candidate that does not match, or
+/// that an in-memory sort drops, costs no allocation beyond its order key. Only the
+/// records returned are copied out (``EncodedFields``).
 struct QueryRun {
     let engine: Engine
     let prepared: PreparedQuery
@@ -155,19 +150,45 @@ struct QueryRun {
     let type: Int64
     let txn: ReadTransaction
     var names: NameResolver
-    /// ``PreparedQuery/decodedFields`` and ``PreparedQuery/filterFields`` as name ids.
-    private var decodedSelection = FieldSelection.all
-    private var filterSelection = FieldSelection.all
+    /// The fields returned records keep (the desired keys).
+    private let desired: FieldSelection
+    private let table: FieldNameTable
+    /// The name ids of ``PreparedQuery/readFields``.
+    private let fieldIDs: [String: Int64]
+    /// Whether the predicate or the sort reads the creator or the last modifier.
+    private let readsUsers: Bool
 
-    init(engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, txn: ReadTransaction, names: NameResolver) throws {
+    init(
+        engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, desiredKeys: [String]?, table: FieldNameTable,
+        txn: ReadTransaction, names: NameResolver
+    ) throws {
         self.engine = engine
         self.prepared = prepared
         self.zone = zone
         self.type = type
         self.txn = txn
         self.names = names
-        decodedSelection = try FieldSelection(prepared.decodedFields, names: &self.names)
-        filterSelection = try FieldSelection(prepared.filterFields, names: &self.names)
+        self.table = table
+        desired = try FieldSelection(desiredKeys.map(Set.init), names: &self.names)
+        var ids: [String: Int64] = [:]
+        for field in prepared.readFields {
+            if let id = try self.names.id(field) { ids[field] = id }
+        }
+        fieldIDs = ids
+        let keys = prepared.order.map(\.key) + Self.keys(of: prepared.predicate)
+        readsUsers = keys.contains { $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID }
+    }
+
+    /// The fields a predicate reads, system fields included.
+    private static func keys(of node: PredicateNode) -> [String] {
+        switch node {
+        case .value, .tokenSearch: []
+        case .and(let nodes): nodes.flatMap(keys)
+        case .not(let inner): keys(of: inner)
+        case .comparison(let key, _, _), .between(let key, _, _), .in(let key, _), .listContains(let key, _),
+            .listContainsAny(let key, _), .listAnyBeginsWith(let key, _), .beginsWith(let key, _), .distance(let key, _, _, _):
+            [key.name]
+        }
     }
 
     /// The matches of the batch, in order, and whether more match after them.
@@ -176,12 +197,14 @@ struct QueryRun {
         if prepared.pathGivesOrder {
             var matches: [QueryMatch] = []
             var more = false
-            let take = { (match: QueryMatch) -> Bool in
+            // Counts matches before making their records: the one past the limit only says "more".
+            func take(_ row: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Bool {
+                guard let fields = try matchesView(buffer) else { return true }
                 if matches.count == limit {
                     more = true
                     return false
                 }
-                matches.append(match)
+                matches.append(QueryMatch(row: row, record: try makeRecord(fields.view), key: []))
                 return true
             }
             if case .typeScan = prepared.path {
@@ -194,35 +217,35 @@ struct QueryRun {
                     return row
                 }
                 try engine.scanRecords(zone: zone, type: type, after: after, txn: txn) { row, buffer in
-                    guard let match = try check(row, buffer, nil) else { return true }
-                    return take(match)
+                    try take(row, buffer)
                 }
             } else {
                 try streamInOrder(after: position) { row in
-                    guard let match = try check(row, nil) else { return true }
-                    return take(match)
+                    try withRecord(row) { try take(row, $0) } ?? true
                 }
             }
-            if more, !matches.isEmpty {
-                let last = matches[matches.count - 1]
-                matches[matches.count - 1].key = orderKey.key(for: last.record, row: last.row)
+            if more, let last = matches.last {
+                matches[matches.count - 1].key = try withRecord(last.row) { buffer in
+                    orderKey.key(for: try matchesView(buffer, check: false)!, row: last.row)
+                } ?? []
             }
             return (matches, more)
         }
         // Gather the candidates, keep the best `limit + 1` matches after the position.
         var heap = Heap<HeapItem>()
         let keep = limit == .max ? limit : limit + 1
-        func offer(_ match: QueryMatch?) {
-            guard let match else { return }
+        func offer(_ row: Int64, _ buffer: UnsafeRawBufferPointer) throws {
+            guard let fields = try matchesView(buffer) else { return }
+            let key = orderKey.key(for: fields, row: row)
             // Continuing: only what comes after the cursor's position.
-            if let position, !position.lexicographicallyPrecedes(match.key) { return }
-            heap.insert(HeapItem(match: match))
+            if let position, !position.lexicographicallyPrecedes(key) { return }
+            if heap.count == keep, let worst = heap.max, !key.lexicographicallyPrecedes(worst.key) { return }
+            heap.insert(HeapItem(row: row, key: key))
             if heap.count > keep { _ = heap.removeMax() }
         }
-        let fields = filterSelection
         if case .typeScan = prepared.path {
             try engine.scanRecords(zone: zone, type: type, txn: txn) { row, buffer in
-                offer(try check(row, buffer, orderKey, fields: fields))
+                try offer(row, buffer)
                 return true
             }
         } else {
@@ -232,46 +255,44 @@ struct QueryRun {
             var previous: Int64?
             for row in rows where row != previous {
                 previous = row
-                offer(try check(row, orderKey, fields: fields))
+                _ = try withRecord(row) { try offer(row, $0) }
             }
         }
-        var sorted: [QueryMatch] = []
-        sorted.reserveCapacity(heap.count)
-        while let item = heap.popMin() { sorted.append(item.match) }
-        let more = sorted.count > limit
-        if more { sorted.removeLast(sorted.count - limit) }
-        // The candidates decoded only what the predicate and the sort read; now decode
-        // the batch's records as they are returned.
-        if prepared.filterFields != prepared.decodedFields {
-            for i in sorted.indices {
-                guard let record = try txn.withValue(forKey: bigEndianKey(sorted[i].row), in: engine.records, { buffer in
-                    try RecordCodec.decode(buffer, names: &names, fields: decodedSelection)
-                }) else { throw FormatError(message: "row \(sorted[i].row) vanished inside a snapshot") }
-                sorted[i] = QueryMatch(row: sorted[i].row, record: record, key: sorted[i].key)
+        var best: [HeapItem] = []
+        best.reserveCapacity(heap.count)
+        while let item = heap.popMin() { best.append(item) }
+        let more = best.count > limit
+        if more { best.removeLast(best.count - limit) }
+        // Only the batch's records are made, as they are returned.
+        let matches = try best.map { item in
+            guard let record = try withRecord(item.row, { try makeRecord(RecordView($0)) }) else {
+                throw FormatError(message: "row \(item.row) vanished inside a snapshot")
             }
+            return QueryMatch(row: item.row, record: record, key: item.key)
         }
-        return (sorted, more)
+        return (matches, more)
     }
 
-    /// The record at `row` when it matches.
-    private mutating func check(_ row: Int64, _ orderKey: OrderKey?, fields: FieldSelection? = nil) throws -> QueryMatch? {
-        var match: QueryMatch?
-        guard try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { buffer in
-            match = try check(row, buffer, orderKey, fields: fields)
-        }) != nil else { return nil }
-        return match
+    /// Calls `body` with the encoded record at `row`; `nil` when there is none.
+    private func withRecord<R>(_ row: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try txn.withValue(forKey: bigEndianKey(row), in: engine.records, body)
     }
 
-    /// The encoded record `buffer` at `row` when it matches, decoding `fields` (by default
-    /// the fields the batch returns).
-    private mutating func check(
-        _ row: Int64, _ buffer: UnsafeRawBufferPointer, _ orderKey: OrderKey?, fields: FieldSelection? = nil
-    ) throws -> QueryMatch? {
-        let record = try RecordCodec.decode(buffer, names: &names, fields: fields ?? decodedSelection)
-        guard record.zone == zone, record.recordType == prepared.recordType, prepared.evaluator.matches(prepared.predicate, record) else {
-            return nil
-        }
-        return QueryMatch(row: row, record: record, key: orderKey?.key(for: record, row: row) ?? [])
+    /// The fields of the encoded record `buffer` when it belongs to the query's zone and
+    /// type and matches the predicate (or, with `check` false, whatever it holds).
+    private mutating func matchesView(_ buffer: UnsafeRawBufferPointer, check: Bool = true) throws -> ViewFields? {
+        let view = try RecordView(buffer)
+        guard !check || (view.zone == zone && view.type == type) else { return nil }
+        let fields = ViewFields(
+            view: view, ids: fieldIDs, creator: readsUsers ? try names.name(view.creator) : nil,
+            modifier: readsUsers ? try names.name(view.modifier) : nil)
+        guard !check || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
+        return fields
+    }
+
+    /// The client's record for the encoded record `view`, with the desired fields.
+    private mutating func makeRecord(_ view: RecordView) throws -> Record {
+        try view.makeRecord(id: nil, selection: desired, table: table, names: &names)
     }
 
     /// Visits the rows of an ordered path after `position`, in order, until `body` returns false.
@@ -369,11 +390,12 @@ struct QueryRun {
     }
 }
 
-/// A match in the heap, ordered by its order key.
+/// A candidate in the heap, ordered by its order key.
 private struct HeapItem: Comparable {
-    let match: QueryMatch
-    static func < (a: HeapItem, b: HeapItem) -> Bool { a.match.key.lexicographicallyPrecedes(b.match.key) }
-    static func == (a: HeapItem, b: HeapItem) -> Bool { a.match.key == b.match.key }
+    let row: Int64
+    let key: [UInt8]
+    static func < (a: HeapItem, b: HeapItem) -> Bool { a.key.lexicographicallyPrecedes(b.key) }
+    static func == (a: HeapItem, b: HeapItem) -> Bool { a.key == b.key }
 }
 
 extension IndexValue: CustomStringConvertible {

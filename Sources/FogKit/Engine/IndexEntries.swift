@@ -1,7 +1,11 @@
 import FogStorage
 import Foundation
 
-extension StoredRecord {
+extension StoredRecord: PredicateFields {
+    func values(named keys: [String]?) -> [FieldValue] {
+        keys.map { $0.compactMap { values[$0] } } ?? Array(values.values)
+    }
+
     /// The value of a user field or of a queryable system field, as predicates see it:
     /// record IDs and user record IDs as references, dates as dates; `nil` when absent.
     func value(forKey key: String) -> FieldValue? {

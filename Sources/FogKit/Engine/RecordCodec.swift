@@ -32,8 +32,8 @@ struct FieldSelection {
 enum RecordCodec {
     static let version: UInt8 = 1
 
-    private static let hasParent: UInt8 = 1
-    private static let hasShare: UInt8 = 2
+    static let hasParent: UInt8 = 1
+    static let hasShare: UInt8 = 2
 
     /// Encodes `record`, interning its names through `names`. (The size limit is
     /// checked before, with ``countedSize(of:)``.)
@@ -265,6 +265,44 @@ enum RecordCodec {
         }
         guard r.isAtEnd else { throw FormatError(message: "\(buffer.count - r.offset) stray bytes after a \(type) value") }
         return value
+    }
+
+    /// Checks that `buffer` holds a well-formed payload of `type`, allocating nothing:
+    /// once it passes, ``decodePayload(_:type:)`` cannot fail on it.
+    static func checkPayload(_ buffer: UnsafeRawBufferPointer, type: FieldType) throws {
+        var r = ByteReader(buffer)
+        func count() throws -> Int {
+            let n = try r.int()
+            guard n <= buffer.count else { throw FormatError(message: "list of \(n) elements in \(buffer.count) bytes") }
+            return n
+        }
+        func skipString() throws { try r.skip(try r.int()) }
+        func checkReference() throws {
+            let action = try r.u8()
+            guard Record.ReferenceAction(rawValue: UInt(action)) != nil else { throw FormatError(message: "reference action \(action)") }
+            try skipString()
+        }
+        switch type {
+        case .string, .bytes: return
+        case .int64, .double, .timestamp: try r.skip(8)
+        case .location: try r.skip(64)
+        case .reference: try checkReference()
+        case .asset:
+            try skipString()
+            try r.skip(8)
+        case .stringList, .bytesList:
+            for _ in 0..<(try count()) { try skipString() }
+        case .int64List, .doubleList, .timestampList: try r.skip(8 * (try count()))
+        case .locationList: try r.skip(64 * (try count()))
+        case .referenceList:
+            for _ in 0..<(try count()) { try checkReference() }
+        case .assetList:
+            for _ in 0..<(try count()) {
+                try skipString()
+                try r.skip(8)
+            }
+        }
+        guard r.isAtEnd else { throw FormatError(message: "\(buffer.count - r.offset) stray bytes after a \(type) value") }
     }
 
     private static func location(_ r: inout ByteReader) throws -> Location {

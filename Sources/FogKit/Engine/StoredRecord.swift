@@ -30,7 +30,7 @@ struct StoredRecord: Sendable {
         system.modificationDate = modificationDate
         system.creatorUserRecordID = Record.ID(recordName: creator)
         system.lastModifiedUserRecordID = Record.ID(recordName: modifier)
-        system.recordChangeTag = changeTag
+        system.changeSequence = changeSequence
         system.share = share.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: zoneID), action: .none) }
         var values = values
         for (key, value) in values where value.needsResolution {

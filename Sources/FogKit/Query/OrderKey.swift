@@ -17,7 +17,7 @@ struct OrderKey {
 
     var rowDescending: Bool { !(order.last?.ascending ?? true) }
 
-    func key(for record: StoredRecord, row: Int64) -> [UInt8] {
+    func key(for record: some PredicateFields, row: Int64) -> [UInt8] {
         var bytes: [UInt8] = []
         for (index, sort) in order.enumerated() {
             var w = KeyWriter(capacity: 16)

@@ -1,5 +1,14 @@
 import Foundation
 
+/// What the evaluator and order keys read of a record: a decoded ``StoredRecord``, or a
+/// ``RecordView`` read in place.
+protocol PredicateFields {
+    /// A user field, or a queryable system field (see ``StoredRecord/value(forKey:)``).
+    func value(forKey key: String) -> FieldValue?
+    /// The values of the user fields `named`, or of every user field when `nil`.
+    func values(named: [String]?) -> [FieldValue]
+}
+
 /// Decides whether a stored record matches a predicate: the meaning of every condition,
 /// described in `Docs/Queries.md`.
 ///
@@ -11,7 +20,7 @@ struct PredicateEvaluator {
     /// The fields token search reads; `nil` for every string and string-list field.
     let searchFields: [String]?
 
-    func matches(_ node: PredicateNode, _ record: StoredRecord) -> Bool {
+    func matches(_ node: PredicateNode, _ record: some PredicateFields) -> Bool {
         switch node {
         case .value(let b):
             return b
@@ -55,7 +64,7 @@ struct PredicateEvaluator {
         case .tokenSearch(let text, let allTokens):
             let wanted = TextTokens.tokens(text)
             guard !wanted.isEmpty else { return false }
-            let values: [FieldValue] = searchFields.map { $0.compactMap { record.values[$0] } } ?? Array(record.values.values)
+            let values = record.values(named: searchFields)
             let present = TextTokens.tokens(of: values)
             return allTokens ? wanted.allSatisfy(present.contains) : wanted.contains(where: present.contains)
         case .distance(let key, let center, let radius, let inclusive):

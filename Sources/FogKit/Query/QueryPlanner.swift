@@ -39,6 +39,9 @@ struct PreparedQuery {
     /// The fields the predicate and the sort read: what candidates of an in-memory sort
     /// decode before the best are decoded in full (`nil` for all).
     let filterFields: Set<String>?
+    /// The user fields the predicate, the token search and the sort read, even when
+    /// ``filterFields`` is `nil`.
+    let readFields: Set<String>
 }
 
 extension Engine {
@@ -106,7 +109,8 @@ extension Engine {
         return PreparedQuery(
             recordType: query.recordType, typeID: typeID, predicate: query.predicate.node, evaluator: evaluator,
             indexes: indexes, missing: missing, path: path, order: order, pathGivesOrder: gives, reverse: reverse,
-            decodedFields: decoded, filterFields: filter)
+            decodedFields: decoded, filterFields: filter,
+            readFields: analysis.fields.union(order.map(\.key)).union(analysis.searchesTokens ? searchFields ?? [] : []))
     }
 
     /// The cheapest access path the declared indexes allow for the predicate's conditions.

@@ -30,12 +30,33 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         var modificationDate: Date?
         var creatorUserRecordID: ID?
         var lastModifiedUserRecordID: ID?
-        var recordChangeTag: String?
+        /// The commit sequence the change tag derives from, for records the store returns
+        /// (the tag's text is made only when read).
+        var changeSequence: Int64?
+        private var changeTagText: String?
         var share: Reference?
+
+        var recordChangeTag: String? {
+            get { changeTagText ?? changeSequence.map { String($0, radix: 36) } }
+            set {
+                changeTagText = newValue
+                changeSequence = nil
+            }
+        }
+
+        static func == (a: SystemFields, b: SystemFields) -> Bool {
+            a.creationDate == b.creationDate && a.modificationDate == b.modificationDate
+                && a.creatorUserRecordID == b.creatorUserRecordID && a.lastModifiedUserRecordID == b.lastModifiedUserRecordID
+                && a.recordChangeTag == b.recordChangeTag && a.share == b.share
+        }
     }
 
     struct State: Sendable {
-        var values: [FieldKey: FieldValue] = [:]
+        /// Decoded values; empty while ``encoded`` holds the fields.
+        var decoded: [FieldKey: FieldValue] = [:]
+        /// The fields as the store returned them, decoded when read; `nil` once a field is
+        /// set (``materialize()``) and for records made by the client.
+        var encoded: EncodedFields?
         /// Keys changed since the record was fetched or saved, in first-change order.
         var changedKeys: [FieldKey] = []
         /// The values of changed keys as they were before the first change.
@@ -43,6 +64,23 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         var parent: Reference?
         var parentChanged = false
         var system = SystemFields()
+
+        func value(forKey key: FieldKey) -> FieldValue? {
+            if let encoded { return encoded.value(forKey: key) }
+            return decoded[key]
+        }
+
+        /// Every field, decoded.
+        var values: [FieldKey: FieldValue] { encoded?.allValues() ?? decoded }
+
+        var keys: [FieldKey] { encoded?.keys ?? Array(decoded.keys) }
+
+        /// Decodes the stored fields into ``decoded`` before a change.
+        mutating func materialize() {
+            guard let encoded else { return }
+            decoded = encoded.allValues()
+            self.encoded = nil
+        }
     }
 
     /// Creates a new, unsaved record of `recordType`; the ID defaults to a UUID
@@ -62,7 +100,14 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     init(recordType: RecordType, recordID: ID, values: [FieldKey: FieldValue], parent: Reference?, system: SystemFields) {
         self.recordType = recordType
         self.recordID = recordID
-        self.state = Mutex(State(values: values, parent: parent, system: system))
+        self.state = Mutex(State(decoded: values, parent: parent, system: system))
+    }
+
+    /// A record as the store returns it, its fields still encoded.
+    init(recordType: RecordType, recordID: ID, encoded: EncodedFields, parent: Reference?, system: SystemFields) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.state = Mutex(State(encoded: encoded, parent: parent, system: system))
     }
 
     // MARK: - System fields
@@ -148,24 +193,25 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
     /// The stored form of the field `key`, or `nil` when it is not set.
     public func fieldValue(forKey key: FieldKey) -> FieldValue? {
-        state.withLock { $0.values[key] }
+        state.withLock { $0.value(forKey: key) }
     }
 
     /// Sets the field `key` to `value` in its stored form, or removes it when `nil`.
     public func setFieldValue(_ value: FieldValue?, forKey key: FieldKey) {
         state.withLock { state in
-            let old = state.values[key]
+            state.materialize()
+            let old = state.decoded[key]
             if state.originalValues.index(forKey: key) == nil {
                 state.originalValues[key] = .some(old)
             }
             if !state.changedKeys.contains(key) { state.changedKeys.append(key) }
-            state.values[key] = value
+            state.decoded[key] = value
         }
     }
 
     /// The keys that hold values.
     public func allKeys() -> [FieldKey] {
-        state.withLock { Array($0.values.keys).sorted() }
+        state.withLock { $0.keys.sorted() }
     }
 
     /// The keys set or removed since the record was fetched or saved.
@@ -175,10 +221,11 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
     /// Every whitespace-separated token of the record's string fields.
     public func allTokens() -> [String] {
-        state.withLock { state in
+        let values = state.withLock { $0.values }
+        do {
             var tokens: [String] = []
-            for key in state.values.keys.sorted() {
-                switch state.values[key] {
+            for key in values.keys.sorted() {
+                switch values[key] {
                 case .string(let s): tokens += s.split(whereSeparator: \.isWhitespace).map(String.init)
                 case .stringList(let list):
                     for s in list { tokens += s.split(whereSeparator: \.isWhitespace).map(String.init) }
@@ -200,7 +247,8 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     /// The type, name and fields.
     public var description: String {
         let s = state.withLock { $0 }
-        let fields = s.values.keys.sorted().map { "\($0)=\(s.values[$0]!)" }.joined(separator: ", ")
+        let values = s.values
+        let fields = values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: ", ")
         return "<Record \(recordType) \(recordID.recordName) tag=\(s.system.recordChangeTag ?? "nil") {\(fields)}>"
     }
 }

@@ -1,0 +1,182 @@
+import Foundation
+
+/// An encoded record read in place: the header parsed, the field table and payloads
+/// checked, nothing allocated.
+///
+/// Queries test candidates on views (a candidate that does not match costs no
+/// allocation), and records handed to clients copy only the field bytes
+/// (``EncodedFields``), decoding a field when it is read. The layout is
+/// ``RecordCodec``'s (version 1, `Docs/OnDiskFormat.md`).
+struct RecordView {
+    let buffer: UnsafeRawBufferPointer
+    let type: Int64
+    let zone: Int64
+    let nameRange: Range<Int>
+    let creationDate: Double
+    let modificationDate: Double
+    let creator: Int64
+    let modifier: Int64
+    let changeSequence: Int64
+    let parentRange: Range<Int>?
+    let shareRange: Range<Int>?
+    /// Where the field count starts: the field table and payloads follow it.
+    let fieldsStart: Int
+    /// The number of fields, the offsets of the field table and of the first payload.
+    let count: Int
+    let tableStart: Int
+    let payloadStart: Int
+
+    /// Parses and checks `buffer`; a corrupt record throws ``FormatError``.
+    init(_ buffer: UnsafeRawBufferPointer) throws {
+        self.buffer = buffer
+        var r = ByteReader(buffer)
+        let v = try r.u8()
+        guard v == RecordCodec.version else { throw FormatError(message: "record format version \(v)") }
+        type = try r.int64()
+        zone = try r.int64()
+        nameRange = try Self.stringRange(&r)
+        let flags = try r.u8()
+        creationDate = try r.f64()
+        modificationDate = try r.f64()
+        creator = try r.int64()
+        modifier = try r.int64()
+        changeSequence = try r.int64()
+        parentRange = flags & RecordCodec.hasParent != 0 ? try Self.stringRange(&r) : nil
+        shareRange = flags & RecordCodec.hasShare != 0 ? try Self.stringRange(&r) : nil
+        fieldsStart = r.offset
+        count = try r.int()
+        guard count <= buffer.count else { throw FormatError(message: "field count \(count)") }
+        tableStart = r.offset
+        // The table's entries end where the payloads begin: find that first, then check each
+        // payload's structure, so that reading a field later cannot fail.
+        for _ in 0..<count {
+            _ = try r.varint()
+            _ = try r.u8()
+            _ = try r.varint()
+        }
+        payloadStart = r.offset
+        var table = ByteReader(buffer, offset: tableStart)
+        var offset = payloadStart
+        for _ in 0..<count {
+            _ = try table.varint()
+            let code = try table.u8()
+            guard let type = FieldType(rawValue: code) else { throw FormatError(message: "field type code \(code)") }
+            let length = try table.int()
+            guard length <= buffer.count - offset else { throw FormatError(message: "field table overruns the record") }
+            try RecordCodec.checkPayload(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]), type: type)
+            offset += length
+        }
+    }
+
+    private static func stringRange(_ r: inout ByteReader) throws -> Range<Int> {
+        let n = try r.int()
+        try r.need(n)
+        defer { r.offset += n }
+        return r.offset..<r.offset + n
+    }
+
+    func string(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+    }
+
+    var recordName: String { string(nameRange) }
+
+    /// Visits the field table in order: name id, type and payload, until `body` returns false.
+    /// The table must have been checked (as ``init(_:)`` does).
+    @inline(__always)
+    static func forEachField(
+        _ buffer: UnsafeRawBufferPointer, count: Int, tableStart: Int, payloadStart: Int,
+        _ body: (Int64, FieldType, UnsafeRawBufferPointer) throws -> Bool
+    ) rethrows {
+        var table = ByteReader(buffer, offset: tableStart)
+        var offset = payloadStart
+        for _ in 0..<count {
+            // The table was checked: these reads cannot fail.
+            let id = (try? table.int64()) ?? 0
+            let code = (try? table.u8()) ?? 0
+            let length = (try? table.int()) ?? 0
+            guard let type = FieldType(rawValue: code), offset + length <= buffer.count else { return }
+            if try !body(id, type, UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length])) { return }
+            offset += length
+        }
+    }
+
+    /// The type and payload of the field with name id `id`, if the record has it.
+    @inline(__always)
+    func payload(of id: Int64) -> (type: FieldType, bytes: UnsafeRawBufferPointer)? {
+        var found: (FieldType, UnsafeRawBufferPointer)?
+        Self.forEachField(buffer, count: count, tableStart: tableStart, payloadStart: payloadStart) { fieldID, type, payload in
+            if fieldID == id {
+                found = (type, payload)
+                return false
+            }
+            return true
+        }
+        return found
+    }
+
+    /// The value of the field with name id `id` (unresolved: references in no zone, assets
+    /// in no folder), if the record has it.
+    func value(of id: Int64) -> FieldValue? {
+        guard let (type, bytes) = payload(of: id) else { return nil }
+        return try? RecordCodec.decodePayload(bytes, type: type)
+    }
+}
+
+extension RecordView {
+    /// The record as a client sees it: IDs in the table's zone, the fields `selection`
+    /// keeps, still encoded. `id` is the record's ID when the caller has it (a fetch by ID),
+    /// so that the name need not be decoded again.
+    func makeRecord(id: Record.ID?, selection: FieldSelection, table: FieldNameTable, names: inout NameResolver) throws -> Record {
+        let zoneID = table.zoneID
+        var system = Record.SystemFields()
+        system.creationDate = Date(timeIntervalSinceReferenceDate: creationDate)
+        system.modificationDate = Date(timeIntervalSinceReferenceDate: modificationDate)
+        system.creatorUserRecordID = Record.ID(recordName: try names.name(creator))
+        system.lastModifiedUserRecordID = modifier == creator ? system.creatorUserRecordID : Record.ID(recordName: try names.name(modifier))
+        system.changeSequence = changeSequence
+        system.share = shareRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
+        let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
+        let recordType = try names.name(type)
+        let recordID = id ?? Record.ID(recordName: recordName, zoneID: zoneID)
+        if count == 0 || selection.ids?.isEmpty == true {
+            return Record(recordType: recordType, recordID: recordID, values: [:], parent: parent, system: system)
+        }
+        let encoded = try EncodedFields(self, selection: selection, table: table, names: &names)
+        return Record(recordType: recordType, recordID: recordID, encoded: encoded, parent: parent, system: system)
+    }
+}
+
+/// A view's fields as predicates and order keys read them.
+struct ViewFields: PredicateFields {
+    let view: RecordView
+    /// The name ids of the fields the query reads (a name the store never saw is absent).
+    let ids: [String: Int64]
+    /// The creator's and last modifier's names, when the query reads them.
+    let creator: String?
+    let modifier: String?
+
+    func value(forKey key: String) -> FieldValue? {
+        func reference(_ name: String) -> FieldValue { .reference(Record.Reference(recordID: Record.ID(recordName: name), action: .none)) }
+        switch key {
+        case Record.SystemFieldKey.recordID: return reference(view.recordName)
+        case Record.SystemFieldKey.creationDate: return .date(Date(timeIntervalSinceReferenceDate: view.creationDate))
+        case Record.SystemFieldKey.modificationDate: return .date(Date(timeIntervalSinceReferenceDate: view.modificationDate))
+        case Record.SystemFieldKey.creatorUserRecordID: return creator.map(reference)
+        case Record.SystemFieldKey.lastModifiedUserRecordID: return modifier.map(reference)
+        case Record.SystemFieldKey.parent: return view.parentRange.map { reference(view.string($0)) }
+        case Record.SystemFieldKey.share: return view.shareRange.map { reference(view.string($0)) }
+        default: return ids[key].flatMap { view.value(of: $0) }
+        }
+    }
+
+    func values(named keys: [String]?) -> [FieldValue] {
+        if let keys { return keys.compactMap { key in ids[key].flatMap { view.value(of: $0) } } }
+        var values: [FieldValue] = []
+        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { _, type, payload in
+            if let value = try? RecordCodec.decodePayload(payload, type: type) { values.append(value) }
+            return true
+        }
+        return values
+    }
+}
