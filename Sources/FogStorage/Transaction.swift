@@ -42,6 +42,20 @@ public class ReadTransaction {
         return try body(data.buffer)
     }
 
+    /// Calls `body` with the value stored under `key`, given as raw bytes (for keys built
+    /// on the stack), or returns `nil` when the key is absent.
+    @inline(__always)
+    public func withValue<R>(
+        forKey key: UnsafeRawBufferPointer, in table: Table, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val()
+        let rc = mdb_get(txn, table.dbi, &k, &data)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "get from \(table)")
+        return try body(data.buffer)
+    }
+
     /// The value stored under `key`, copied out, or `nil` when the key is absent.
     public func value(forKey key: [UInt8], in table: Table) throws -> [UInt8]? {
         try withValue(forKey: key, in: table) { Array($0) }

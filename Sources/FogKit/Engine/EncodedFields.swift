@@ -1,46 +1,102 @@
 import Foundation
 
-/// The field names, zone and asset folder that the records of one request share.
+/// The field names, zone, asset folder and desired keys that the records of one request share.
 ///
 /// Records decoded by one fetch, query page or change batch refer to it, so each record
 /// holds name ids (small integers) and the names themselves are looked up once per
 /// request. It is filled while the request decodes, inside its read transaction, and only
 /// read afterwards.
 final class FieldNameTable: @unchecked Sendable {
-    /// The name cache as the request last saw it (a copy-on-write value: holding it costs
-    /// nothing until the cache grows).
-    private var snapshot: NameCache.Snapshot
-    /// Names the cache could not take (read inside a write transaction).
-    private var extra: [(id: Int64, name: String)] = []
+    /// The names of the fields the request's records hold, in the order first seen. A
+    /// request reads a handful of fields, so a scan that compares short strings costs less
+    /// than hashing the name; past 16 names a dictionary takes over.
+    private var ids: [Int64] = []
+    private var names: [String] = []
+    private var byName: [String: Int64] = [:]
     let zoneID: RecordZone.ID
     let assetDirectory: URL
+    /// The fields the request returns (its desired keys).
+    let selection: FieldSelection
 
-    init(zoneID: RecordZone.ID, assetDirectory: URL, names: NameResolver) {
+    init(zoneID: RecordZone.ID, assetDirectory: URL, selection: FieldSelection) {
         self.zoneID = zoneID
         self.assetDirectory = assetDirectory
-        snapshot = names.snapshot
+        self.selection = selection
     }
 
     /// Makes sure the name of `id` is known.
     @inline(__always)
     func register(_ id: Int64, names resolver: inout NameResolver) throws {
-        let index = Int(id)
-        if index >= 0, index < snapshot.names.count, snapshot.names[index] != nil { return }
-        if extra.contains(where: { $0.id == id }) { return }
+        if ids.contains(id) { return }
         let name = try resolver.name(id)
-        snapshot = resolver.snapshot
-        if snapshot.ids[name] != id { extra.append((id, name)) }
+        ids.append(id)
+        names.append(name)
+        if ids.count > 16 { byName[name] = id }
+        if ids.count == 17 { for i in 0..<16 { byName[names[i]] = ids[i] } }
     }
 
+    /// The id of `name` when a record of the request holds the field; `nil` otherwise.
     func id(of name: String) -> Int64? {
-        if let id = snapshot.ids[name] { return id }
-        return extra.first { $0.name == name }?.id
+        if ids.count > 16 { return byName[name] }
+        for i in names.indices where names[i] == name { return ids[i] }
+        return nil
     }
 
     func name(of id: Int64) -> String? {
-        let index = Int(id)
-        if index >= 0, index < snapshot.names.count, let name = snapshot.names[index] { return name }
-        return extra.first { $0.id == id }?.name
+        guard let i = ids.firstIndex(of: id) else { return nil }
+        return names[i]
+    }
+}
+
+/// Memory for the field bytes of a request's records: records copy their bytes into
+/// chunks, so that a page of records costs a few allocations instead of one per record
+/// (many live blocks of assorted sizes are what glibc's allocator handles worst).
+///
+/// A chunk lives as long as any record whose bytes it holds: keeping one record of a
+/// page keeps its chunk (at most ``FieldArena/recordsPerChunk`` records' bytes).
+final class FieldArena: ManagedBuffer<FieldArena.Header, UInt8>, @unchecked Sendable {
+    struct Header {
+        var used: Int
+        let capacity: Int
+    }
+
+    /// How many records' bytes a chunk is sized for, at most.
+    static let recordsPerChunk = 128
+
+    static func make(capacity: Int) -> FieldArena {
+        unsafeDowncast(create(minimumCapacity: capacity) { _ in Header(used: 0, capacity: capacity) }, to: FieldArena.self)
+    }
+
+    /// Copies `bytes` in when they fit; returns their offset.
+    @inline(__always)
+    func append(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        withUnsafeMutablePointers { header, elements in
+            let offset = header.pointee.used
+            guard bytes.count <= header.pointee.capacity - offset else { return nil }
+            if let base = bytes.baseAddress { UnsafeMutableRawPointer(elements + offset).copyMemory(from: base, byteCount: bytes.count) }
+            header.pointee.used += bytes.count
+            return offset
+        }
+    }
+}
+
+/// Hands out space in ``FieldArena`` chunks for one request.
+struct FieldArenaWriter {
+    private var current: FieldArena?
+    /// How many more records the request expects to copy (sizes the next chunk).
+    private var expected: Int
+
+    init(expectedRecords: Int) { expected = max(1, expectedRecords) }
+
+    /// Copies `bytes` into a chunk; returns the chunk and the offset.
+    mutating func copy(_ bytes: UnsafeRawBufferPointer) -> (FieldArena, Int) {
+        defer { expected = max(1, expected - 1) }
+        if let current, let offset = current.append(bytes) { return (current, offset) }
+        // Size the chunk for the records still expected, as large as this one plus slack.
+        let records = min(expected, FieldArena.recordsPerChunk)
+        let chunk = FieldArena.make(capacity: records == 1 ? bytes.count : records * (bytes.count + bytes.count / 4))
+        current = chunk
+        return (chunk, chunk.append(bytes)!)
     }
 }
 
@@ -51,24 +107,32 @@ final class FieldNameTable: @unchecked Sendable {
 /// costs one copy per record and the fields a caller never reads are never decoded. The
 /// bytes were checked when copied (``RecordView/init(_:)``), so decoding cannot fail.
 /// Setting a field turns the record's fields into a dictionary first.
-final class EncodedFields: @unchecked Sendable {
-    private let bytes: [UInt8]
-    private let count: Int
-    private let tableStart: Int
-    private let payloadStart: Int
-    /// The fields the request asked for (desired keys); others are not there.
-    private let selection: FieldSelection
+struct EncodedFields: @unchecked Sendable {
+    /// The chunk holding the field count, table and payloads, from `start`.
+    private let chunk: FieldArena
+    private let start: Int32
+    private let length: Int32
+    private let count: Int32
+    private let tableStart: Int32
+    private let payloadStart: Int32
+    /// The names, and the fields the request asked for (desired keys); others are not there.
     private let table: FieldNameTable
 
-    /// Copies the fields of `view` that `selection` keeps, registering their names in `table`.
-    init(_ view: RecordView, selection: FieldSelection, table: FieldNameTable, names: inout NameResolver) throws {
+    /// Copies the fields of `view` into `arena`, registering the names of those the
+    /// table's selection keeps.
+    init(_ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver) throws {
         let base = view.fieldsStart
-        bytes = Array(UnsafeRawBufferPointer(rebasing: view.buffer[base...]))
-        count = view.count
-        tableStart = view.tableStart - base
-        payloadStart = view.payloadStart - base
-        self.selection = selection
+        let source = UnsafeRawBufferPointer(rebasing: view.buffer[base...])
+        guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
+        let (chunk, offset) = arena.copy(source)
+        self.chunk = chunk
+        start = Int32(offset)
+        length = Int32(source.count)
+        count = Int32(view.count)
+        tableStart = Int32(view.tableStart - base)
+        payloadStart = Int32(view.payloadStart - base)
         self.table = table
+        let selection = table.selection
         var error: (any Error)?
         RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, _, _ in
             guard selection.contains(id) else { return true }
@@ -83,8 +147,10 @@ final class EncodedFields: @unchecked Sendable {
 
     @inline(__always)
     private func forEachField(_ body: (Int64, FieldType, UnsafeRawBufferPointer) -> Bool) {
-        bytes.withUnsafeBytes { buffer in
-            RecordView.forEachField(buffer, count: count, tableStart: tableStart, payloadStart: payloadStart) { id, type, payload in
+        let selection = table.selection
+        chunk.withUnsafeMutablePointerToElements { elements in
+            let buffer = UnsafeRawBufferPointer(start: elements + Int(start), count: Int(length))
+            RecordView.forEachField(buffer, count: Int(count), tableStart: Int(tableStart), payloadStart: Int(payloadStart)) { id, type, payload in
                 guard selection.contains(id) else { return true }
                 return body(id, type, payload)
             }
@@ -121,7 +187,7 @@ final class EncodedFields: @unchecked Sendable {
     /// Every field present, decoded.
     func allValues() -> [String: FieldValue] {
         var values: [String: FieldValue] = [:]
-        values.reserveCapacity(count)
+        values.reserveCapacity(Int(count))
         forEachField { id, type, payload in
             if let name = table.name(of: id), let value = decode(type, payload) { values[name] = value }
             return true

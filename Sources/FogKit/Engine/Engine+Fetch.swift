@@ -18,6 +18,7 @@ extension Engine {
             results.reserveCapacity(ids.count)
             // One name table per zone: the records of a request share their field names.
             var table: FieldNameTable?
+            var arena = FieldArenaWriter(expectedRecords: ids.count)
             for id in ids {
                 let zone: Result<ZoneInfo?, FogError>
                 if let lastZone, lastZone.id == id.zoneID {
@@ -42,10 +43,12 @@ extension Engine {
                 case .success(nil):
                     results.append((id, .failure(unknown(id))))
                 case .success(let info?):
-                    if table?.zoneID != id.zoneID { table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, names: names) }
+                    if table?.zoneID != id.zoneID { table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, selection: selection) }
                     let record = try rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
-                        try txn.withValue(forKey: bigEndianKey(row), in: records) { buffer in
-                            try RecordView(buffer).makeRecord(id: id, selection: selection, table: table!, names: &names)
+                        try withUnsafeBytes(of: row.bigEndian) { key in
+                            try txn.withValue(forKey: key, in: records) { buffer in
+                                try RecordView(buffer).makeRecord(id: id, table: table!, arena: &arena, names: &names)
+                            }
                         }
                     }
                     results.append((id, record.map { .success($0) } ?? .failure(unknown(id))))

@@ -35,9 +35,9 @@ extension Engine {
                 }
             }
             guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
-            let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, names: names)
             var run = try QueryRun(
-                engine: self, prepared: prepared, zone: zone.id, type: typeID, desiredKeys: desiredKeys, table: table, txn: txn, names: names)
+                engine: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
+                names: names, limit: limit)
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             let records = matches.map(\.record)
@@ -150,17 +150,17 @@ struct QueryRun {
     let type: Int64
     let txn: ReadTransaction
     var names: NameResolver
-    /// The fields returned records keep (the desired keys).
-    private let desired: FieldSelection
+    /// The names and desired keys of the returned records, and their bytes' memory.
     private let table: FieldNameTable
+    private var arena: FieldArenaWriter
     /// The name ids of ``PreparedQuery/readFields``.
     private let fieldIDs: [String: Int64]
     /// Whether the predicate or the sort reads the creator or the last modifier.
     private let readsUsers: Bool
 
     init(
-        engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, desiredKeys: [String]?, table: FieldNameTable,
-        txn: ReadTransaction, names: NameResolver
+        engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
+        txn: ReadTransaction, names: NameResolver, limit: Int
     ) throws {
         self.engine = engine
         self.prepared = prepared
@@ -168,8 +168,9 @@ struct QueryRun {
         self.type = type
         self.txn = txn
         self.names = names
-        self.table = table
-        desired = try FieldSelection(desiredKeys.map(Set.init), names: &self.names)
+        table = FieldNameTable(
+            zoneID: zoneID, assetDirectory: engine.assetDirectory, selection: try FieldSelection(desiredKeys.map(Set.init), names: &self.names))
+        arena = FieldArenaWriter(expectedRecords: limit)
         var ids: [String: Int64] = [:]
         for field in prepared.readFields {
             if let id = try self.names.id(field) { ids[field] = id }
@@ -275,7 +276,7 @@ struct QueryRun {
 
     /// Calls `body` with the encoded record at `row`; `nil` when there is none.
     private func withRecord<R>(_ row: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try txn.withValue(forKey: bigEndianKey(row), in: engine.records, body)
+        try withUnsafeBytes(of: row.bigEndian) { try txn.withValue(forKey: $0, in: engine.records, body) }
     }
 
     /// The fields of the encoded record `buffer` when it belongs to the query's zone and
@@ -292,7 +293,7 @@ struct QueryRun {
 
     /// The client's record for the encoded record `view`, with the desired fields.
     private mutating func makeRecord(_ view: RecordView) throws -> Record {
-        try view.makeRecord(id: nil, selection: desired, table: table, names: &names)
+        try view.makeRecord(id: nil, table: table, arena: &arena, names: &names)
     }
 
     /// Visits the rows of an ordered path after `position`, in order, until `body` returns false.

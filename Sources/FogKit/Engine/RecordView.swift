@@ -124,10 +124,12 @@ struct RecordView {
 }
 
 extension RecordView {
-    /// The record as a client sees it: IDs in the table's zone, the fields `selection`
-    /// keeps, still encoded. `id` is the record's ID when the caller has it (a fetch by ID),
-    /// so that the name need not be decoded again.
-    func makeRecord(id: Record.ID?, selection: FieldSelection, table: FieldNameTable, names: inout NameResolver) throws -> Record {
+    /// The record as a client sees it: IDs in the table's zone, the fields the table's
+    /// selection keeps, still encoded (copied into `arena`). `id` is the record's ID when
+    /// the caller has it (a fetch by ID), so that the name need not be decoded again.
+    func makeRecord(
+        id: Record.ID?, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver
+    ) throws -> Record {
         let zoneID = table.zoneID
         var system = Record.SystemFields()
         system.creationDate = Date(timeIntervalSinceReferenceDate: creationDate)
@@ -139,10 +141,10 @@ extension RecordView {
         let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let recordType = try names.name(type)
         let recordID = id ?? Record.ID(recordName: recordName, zoneID: zoneID)
-        if count == 0 || selection.ids?.isEmpty == true {
+        if count == 0 || table.selection.ids?.isEmpty == true {
             return Record(recordType: recordType, recordID: recordID, values: [:], parent: parent, system: system)
         }
-        let encoded = try EncodedFields(self, selection: selection, table: table, names: &names)
+        let encoded = try EncodedFields(self, table: table, arena: &arena, names: &names)
         return Record(recordType: recordType, recordID: recordID, encoded: encoded, parent: parent, system: system)
     }
 }
