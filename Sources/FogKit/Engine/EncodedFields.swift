@@ -10,8 +10,7 @@ final class FieldNameTable: @unchecked Sendable {
     /// The names of the fields the request's records hold, in the order first seen. A
     /// request reads a handful of fields, so a scan that compares short strings costs less
     /// than hashing the name; past 16 names a dictionary takes over.
-    private var ids: [Int64] = []
-    private var names: [String] = []
+    private var entries: [(id: Int64, name: String)] = []
     private var byName: [String: Int64] = [:]
     let zoneID: RecordZone.ID
     let assetDirectory: URL
@@ -24,27 +23,27 @@ final class FieldNameTable: @unchecked Sendable {
         self.selection = selection
     }
 
-    /// Makes sure the name of `id` is known.
+    /// Makes sure the name of `id` is known; `expected` sizes the table on first use.
     @inline(__always)
-    func register(_ id: Int64, names resolver: inout NameResolver) throws {
-        if ids.contains(id) { return }
+    func register(_ id: Int64, expected: Int, names resolver: inout NameResolver) throws {
+        for entry in entries where entry.id == id { return }
         let name = try resolver.name(id)
-        ids.append(id)
-        names.append(name)
-        if ids.count > 16 { byName[name] = id }
-        if ids.count == 17 { for i in 0..<16 { byName[names[i]] = ids[i] } }
+        if entries.isEmpty { entries.reserveCapacity(max(expected, 4)) }
+        entries.append((id, name))
+        if entries.count > 16 { byName[name] = id }
+        if entries.count == 17 { for entry in entries.prefix(16) { byName[entry.name] = entry.id } }
     }
 
     /// The id of `name` when a record of the request holds the field; `nil` otherwise.
     func id(of name: String) -> Int64? {
-        if ids.count > 16 { return byName[name] }
-        for i in names.indices where names[i] == name { return ids[i] }
+        if entries.count > 16 { return byName[name] }
+        for entry in entries where entry.name == name { return entry.id }
         return nil
     }
 
     func name(of id: Int64) -> String? {
-        guard let i = ids.firstIndex(of: id) else { return nil }
-        return names[i]
+        for entry in entries where entry.id == id { return entry.name }
+        return nil
     }
 }
 
@@ -136,7 +135,7 @@ struct EncodedFields: @unchecked Sendable {
         var error: (any Error)?
         RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, _, _ in
             guard selection.contains(id) else { return true }
-            do { try table.register(id, names: &names) } catch let e {
+            do { try table.register(id, expected: view.count, names: &names) } catch let e {
                 error = e
                 return false
             }

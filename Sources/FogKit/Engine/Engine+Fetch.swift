@@ -23,7 +23,7 @@ extension Engine {
                 let zone: Result<ZoneInfo?, FogError>
                 if let lastZone, lastZone.id == id.zoneID {
                     zone = lastZone.zone
-                } else if let cached = zoneCache[id.zoneID] {
+                } else if !zoneCache.isEmpty, let cached = zoneCache[id.zoneID] {
                     zone = cached
                 } else {
                     zone = Result { () throws(FogError) in
@@ -34,7 +34,9 @@ extension Engine {
                         }
                         return info
                     }
-                    zoneCache[id.zoneID] = zone
+                    // The first zone needs no dictionary: `lastZone` holds it.
+                    if let lastZone { zoneCache[lastZone.id] = lastZone.zone }
+                    if lastZone != nil { zoneCache[id.zoneID] = zone }
                 }
                 lastZone = (id.zoneID, zone)
                 switch zone {

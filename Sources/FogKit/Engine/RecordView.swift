@@ -172,6 +172,11 @@ struct ViewFields: PredicateFields {
         }
     }
 
+    func compareString(forKey key: String, with constant: String) -> Int? {
+        guard let id = ids[key], let (type, bytes) = view.payload(of: id), type == .string else { return nil }
+        return PredicateEvaluator.compareUTF8(bytes, b: constant)
+    }
+
     func values(named keys: [String]?) -> [FieldValue] {
         if let keys { return keys.compactMap { key in ids[key].flatMap { view.value(of: $0) } } }
         var values: [FieldValue] = []

@@ -18,9 +18,10 @@ struct OrderKey {
     var rowDescending: Bool { !(order.last?.ascending ?? true) }
 
     func key(for record: some PredicateFields, row: Int64) -> [UInt8] {
-        var bytes: [UInt8] = []
+        // One writer for the whole key; descending elements are complemented in place.
+        var w = KeyWriter(capacity: 32)
         for (index, sort) in order.enumerated() {
-            var w = KeyWriter(capacity: 16)
+            let start = w.bytes.count
             if let center = sort.relativeLocation {
                 if case .location(let l)? = record.value(forKey: sort.key) {
                     w.append(GeoGrid.distance(l, center))
@@ -30,21 +31,19 @@ struct OrderKey {
             } else {
                 (record.value(forKey: sort.key).flatMap(IndexValue.init) ?? .null).append(to: &w)
             }
-            if sort.ascending {
-                bytes += w.bytes
-            } else {
-                bytes += Self.complement(w.bytes)
+            if !sort.ascending {
+                w.complement(from: start)
                 // A complemented string is a byte prefix of the complement of its continuations
                 // (`"a"` and `"a\0"`); `FF FF` occurs nowhere else, so it ends the element before
                 // the next sort key's. (The last key needs none: the row id's complement cannot
                 // start with 00.)
-                if index < order.count - 1 { bytes.append(0xFF) }
+                if index < order.count - 1 { w.appendRawByte(0xFF) }
             }
         }
-        var w = KeyWriter(capacity: 9)
+        let start = w.bytes.count
         w.append(row)
-        bytes += rowDescending ? Self.complement(w.bytes) : w.bytes
-        return bytes
+        if rowDescending { w.complement(from: start) }
+        return w.bytes
     }
 
     static func complement(_ bytes: [UInt8]) -> [UInt8] { bytes.map { ~$0 } }

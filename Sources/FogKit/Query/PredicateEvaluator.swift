@@ -7,6 +7,16 @@ protocol PredicateFields {
     func value(forKey key: String) -> FieldValue?
     /// The values of the user fields `named`, or of every user field when `nil`.
     func values(named: [String]?) -> [FieldValue]
+    /// The order of the string field `key` and `constant`, by UTF-8 bytes; `nil` when the
+    /// field is missing or not a string.
+    func compareString(forKey key: String, with constant: String) -> Int?
+}
+
+extension PredicateFields {
+    func compareString(forKey key: String, with constant: String) -> Int? {
+        guard case .string(let s)? = value(forKey: key) else { return nil }
+        return PredicateEvaluator.compareUTF8(s, constant)
+    }
 }
 
 /// Decides whether a stored record matches a predicate: the meaning of every condition,
@@ -29,8 +39,15 @@ struct PredicateEvaluator {
         case .not(let inner):
             return !matches(inner, record)
         case .comparison(let key, let op, let constant):
-            guard let value = record.value(forKey: key.name) else { return op == .notEqual }
-            guard let order = Self.compare(value, resolve(constant)) else { return op == .notEqual }
+            let order: Int
+            if case .constant(.string(let s)) = constant, let o = record.compareString(forKey: key.name, with: s) {
+                // A stored string compared in place, without decoding it.
+                order = o
+            } else {
+                guard let value = record.value(forKey: key.name) else { return op == .notEqual }
+                guard let o = Self.compare(value, resolve(constant)) else { return op == .notEqual }
+                order = o
+            }
             switch op {
             case .equal: return order == 0
             case .notEqual: return order != 0
@@ -109,6 +126,25 @@ struct PredicateEvaluator {
         case (.bytes(let a), .bytes(let b)): return compareBytes(a, b)
         case (.reference(let a), .reference(let b)): return compareBytes(a.recordID.recordName.utf8, b.recordID.recordName.utf8)
         default: return nil
+        }
+    }
+
+    /// The order of two strings' UTF-8 bytes.
+    static func compareUTF8(_ a: String, _ b: String) -> Int {
+        var b = b
+        return b.withUTF8 { compareUTF8(UnsafeRawBufferPointer($0), b: a) } * -1
+    }
+
+    /// The order of `a` and the UTF-8 bytes of `b`.
+    static func compareUTF8(_ a: UnsafeRawBufferPointer, b: String) -> Int {
+        var b = b
+        return b.withUTF8 { other in
+            let n = min(a.count, other.count)
+            if n > 0, let x = a.baseAddress, let y = other.baseAddress {
+                let c = memcmp(x, y, n)
+                if c != 0 { return c < 0 ? -1 : 1 }
+            }
+            return a.count < other.count ? -1 : (a.count == other.count ? 0 : 1)
         }
     }
 

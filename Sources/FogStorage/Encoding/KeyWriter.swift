@@ -46,6 +46,18 @@ public struct KeyWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Complements every byte from offset `start` to the end, which reverses the order of
+    /// the prefix-free encodings written there (descending sort keys).
+    public mutating func complement(from start: Int) {
+        precondition(start >= 0 && start <= bytes.count, "KeyWriter.complement: offset \(start) out of range")
+        for i in start..<bytes.count { bytes[i] = ~bytes[i] }
+    }
+
+    /// Appends one byte as it is, with no tag (a separator of the caller's own format).
+    public mutating func appendRawByte(_ byte: UInt8) {
+        bytes.append(byte)
+    }
+
     /// Empties the key so the writer can be reused, keeping its storage by default.
     public mutating func removeAll(keepingCapacity: Bool = true) {
         precondition(nestingDepth == 0, "KeyWriter.removeAll called inside appendNested")
