@@ -206,6 +206,8 @@ struct ModifyRun {
     let engine: Engine
     let txn: WriteTransaction
     var names: NameWriter
+    /// The index definitions of the record types this request wrote, read once.
+    var indexDefinitions: [String: TypeIndexes] = [:]
     let context: DatabaseContext
     let user: String
     let policy: RecordSavePolicy
@@ -552,7 +554,7 @@ struct ModifyRun {
             if p.existing == nil {
                 try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: engine.recordNames)
             }
-            try engine.updateIndexEntries(old: p.existing?.record, new: stored, row: row, zone: zone.id, txn: txn, names: &names.resolver)
+            try updateIndexEntries(old: p.existing?.record, new: stored, row: row, zone: zone.id)
             try engine.logSave(
                 zone: zone.id, row: row, name: stored.recordName, previousSequence: p.existing?.record.changeSequence, sequence: sequence,
                 txn: txn)
@@ -568,12 +570,27 @@ struct ModifyRun {
         }
     }
 
+    /// Brings a record's index entries from `old` to `new`, reading each record type's index
+    /// definitions once per request (no request changes them).
+    private mutating func updateIndexEntries(old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64) throws {
+        guard let recordType = new?.recordType ?? old?.recordType, let type = try names.resolver.id(recordType) else { return }
+        let indexes: TypeIndexes
+        if let known = indexDefinitions[recordType] {
+            indexes = known
+        } else {
+            indexes = try engine.indexCatalog.indexes(of: recordType, engine: engine, txn: txn, names: &names.resolver)
+            indexDefinitions[recordType] = indexes
+        }
+        try engine.updateIndexEntries(
+            old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names.resolver)
+    }
+
     /// Deletes a record and, transitively, the records that reference it with `deleteSelf`.
     private mutating func deleteRow(_ row: Int64, _ record: StoredRecord, zone: Int64, visited: inout Set<Int64>) throws {
         guard visited.insert(row).inserted else { return }
         try txn.delete(bigEndianKey(row), in: engine.records)
         try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: engine.recordNames)
-        try engine.updateIndexEntries(old: record, new: nil, row: row, zone: zone, txn: txn, names: &names.resolver)
+        try updateIndexEntries(old: record, new: nil, row: row, zone: zone)
         guard let type = try names.resolver.id(record.recordType) else {
             throw FormatError(message: "record \(record.recordName) has a record type with no name id")
         }
