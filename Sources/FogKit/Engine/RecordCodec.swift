@@ -38,16 +38,21 @@ enum RecordCodec {
     /// Encodes `record`, interning its names through `names`. (The size limit is
     /// checked before, with ``countedSize(of:)``.)
     static func encode(_ record: StoredRecord, names: inout NameWriter) throws -> [UInt8] {
+        try encode(record) { try names.intern($0) }
+    }
+
+    /// Encodes `record`, with `intern` giving the id of each name.
+    static func encode(_ record: StoredRecord, intern: (String) throws -> Int64) throws -> [UInt8] {
         var w = ByteWriter(capacity: 128 + record.recordName.utf8.count)
         w.u8(version)
-        w.varint(try names.intern(record.recordType))
+        w.varint(try intern(record.recordType))
         w.varint(record.zone)
         w.string(record.recordName)
         w.u8((record.parent != nil ? hasParent : 0) | (record.share != nil ? hasShare : 0))
         w.f64(record.creationDate.timeIntervalSinceReferenceDate)
         w.f64(record.modificationDate.timeIntervalSinceReferenceDate)
-        w.varint(try names.intern(record.creator))
-        w.varint(try names.intern(record.modifier))
+        w.varint(try intern(record.creator))
+        w.varint(try intern(record.modifier))
         w.varint(record.changeSequence)
         if let parent = record.parent { w.string(parent) }
         if let share = record.share { w.string(share) }
@@ -60,7 +65,7 @@ enum RecordCodec {
             let start = payloads.bytes.count
             encodePayload(value, into: &payloads)
             let length = payloads.bytes.count - start
-            w.varint(try names.intern(key))
+            w.varint(try intern(key))
             w.u8(value.fieldType.rawValue)
             w.varint(length)
         }

@@ -1,0 +1,195 @@
+@testable import FogKit
+import Foundation
+import Testing
+
+/// Fetched records keep their encoded fields and decode a field when it is read; query
+/// candidates are tested on the encoded bytes in place. These tests hold that path to the
+/// decoded one: the same values, and corrupt bytes refused up front with a typed error,
+/// never discovered when a field is read.
+@Suite struct EncodedRecordTests {
+    private static func string(_ rng: inout SplitMix64) -> String {
+        let pool: [Character] = ["a", "é", "😀", "中", " ", "\u{0}", "z"]
+        return String((0..<rng.int(0...40)).map { _ in rng.pick(pool) })
+    }
+
+    private static func value(_ rng: inout SplitMix64) -> FieldValue {
+        let n = rng.int(0...12)
+        let location = Location(latitude: 1, longitude: 2)
+        let reference = Record.Reference(recordID: Record.ID(recordName: "n\(n)"), action: .none)
+        switch rng.int(0...13) {
+        case 0: return .string(string(&rng))
+        case 1: return .int64(Int64.random(in: .min ... .max, using: &rng))
+        case 2: return .double(Double(n) / 3)
+        case 3: return .bytes(Data((0..<n).map { UInt8(truncatingIfNeeded: $0) }))
+        case 4: return .date(Date(timeIntervalSinceReferenceDate: Double(n) * 1000))
+        case 5: return .location(location)
+        case 6: return .reference(reference)
+        case 7: return .stringList((0..<n).map { _ in string(&rng) })
+        case 8: return .int64List((0..<n).map { Int64($0) })
+        case 9: return .doubleList((0..<n).map { Double($0) })
+        case 10: return .bytesList((0..<n).map { Data(count: $0) })
+        case 11: return .dateList((0..<n).map { Date(timeIntervalSinceReferenceDate: Double($0)) })
+        case 12: return .locationList((0..<n % 4).map { _ in location })
+        default: return .referenceList((0..<n).map { _ in reference })
+        }
+    }
+
+    private static func encoded(_ values: [String: FieldValue], names: inout [String: Int64]) throws -> [UInt8] {
+        let record = StoredRecord(
+            recordType: "Note", recordName: "r1", zone: 3, values: values, parent: nil, share: nil, creationDate: Date(),
+            modificationDate: Date(), creator: "alice", modifier: "alice", changeSequence: 7)
+        return try RecordCodec.encode(record) { name in
+            if let id = names[name] { return id }
+            names[name] = Int64(names.count + 1)
+            return Int64(names.count)
+        }
+    }
+
+    /// A payload that passes the check decodes: what makes decoding on read safe.
+    @Test func everyPayloadThatPassesTheCheckDecodes() {
+        var rng = SplitMix64(seed: 21)
+        for _ in 0..<4_000 {
+            let value = Self.value(&rng)
+            var writer = ByteWriter(capacity: 0)
+            RecordCodec.encodePayload(value, into: &writer)
+            var bytes = writer.bytes
+            // The intact payload passes and decodes to the value.
+            bytes.withUnsafeBytes { buffer in
+                #expect((try? RecordCodec.checkPayload(buffer, type: value.fieldType)) != nil)
+                #expect((try? RecordCodec.decodePayload(buffer, type: value.fieldType)) == value)
+            }
+            // Damaged: truncated, extended or with a byte changed.
+            switch rng.int(0...2) {
+            case 0: if !bytes.isEmpty { bytes.removeLast(rng.int(1...bytes.count)) }
+            case 1: bytes.append(UInt8(truncatingIfNeeded: rng.next()))
+            default: if !bytes.isEmpty { bytes[rng.int(0...bytes.count - 1)] = UInt8(truncatingIfNeeded: rng.next()) }
+            }
+            bytes.withUnsafeBytes { buffer in
+                if (try? RecordCodec.checkPayload(buffer, type: value.fieldType)) != nil {
+                    #expect((try? RecordCodec.decodePayload(buffer, type: value.fieldType)) != nil, "\(value.fieldType) \(bytes)")
+                }
+            }
+        }
+    }
+
+    /// A view reads the same fields the decoder does; a damaged record is refused whole.
+    @Test func viewsReadWhatTheDecoderReadsAndRefuseDamage() throws {
+        var rng = SplitMix64(seed: 22)
+        for _ in 0..<1_500 {
+            var values: [String: FieldValue] = [:]
+            for i in 0..<rng.int(0...6) { values["f\(i)"] = Self.value(&rng) }
+            var names: [String: Int64] = [:]
+            var bytes = try Self.encoded(values, names: &names)
+            try bytes.withUnsafeBytes { buffer in
+                let view = try RecordView(buffer)
+                #expect(view.recordName == "r1" && view.zone == 3 && view.changeSequence == 7 && view.count == values.count)
+                for (key, value) in values { #expect(view.value(of: names[key]!) == value) }
+            }
+            if !bytes.isEmpty {
+                if rng.chance(0.5) {
+                    bytes.removeLast(rng.int(1...min(bytes.count, 20)))
+                } else {
+                    bytes[rng.int(0...bytes.count - 1)] = UInt8(truncatingIfNeeded: rng.next())
+                }
+            }
+            bytes.withUnsafeBytes { buffer in
+                guard let view = try? RecordView(buffer) else { return }
+                // Whatever passes must read without failing.
+                RecordView.forEachField(buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, _, _ in
+                    #expect(view.value(of: id) != nil)
+                    return true
+                }
+            }
+        }
+    }
+
+    /// Records fetched, queried and read from the change feed hold exactly what was saved,
+    /// also with desired keys.
+    @Test func fetchedRecordsHoldWhatWasSaved() async throws {
+        let store = try TestStore()
+        let db = store.container.privateCloudDatabase
+        let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
+        var rng = SplitMix64(seed: 23)
+        var saved: [Record.ID: [String: FieldValue]] = [:]
+        for batch in 0..<4 {
+            var records: [Record] = []
+            for i in 0..<50 {
+                let record = Record(recordType: "Item", recordID: Record.ID(recordName: "r\(batch)-\(i)", zoneID: zone))
+                var values: [String: FieldValue] = [:]
+                // Named by type: one type per field name, as the schema requires.
+                for _ in 0..<rng.int(0...5) {
+                    let value = Self.value(&rng).resolvedForTest(zone)
+                    values["k\(value.fieldType.rawValue)"] = value
+                }
+                for (key, value) in values { record.setFieldValue(value, forKey: key) }
+                saved[record.recordID] = values
+                records.append(record)
+            }
+            _ = try await db.modifyRecords(saving: records, deleting: [])
+        }
+        let ids = Array(saved.keys)
+        let fetched = try await db.records(for: ids)
+        for id in ids {
+            let record = try fetched[id]!.get()
+            #expect(Set(record.allKeys()) == Set(saved[id]!.keys))
+            for (key, value) in saved[id]! { #expect(record.fieldValue(forKey: key) == value, "\(id.recordName).\(key)") }
+        }
+        // Desired keys: only those fields, in a fetch and in a query.
+        let some = try await db.records(for: ids, desiredKeys: ["k1", "k17"])
+        for id in ids {
+            let record = try some[id]!.get()
+            #expect(Set(record.allKeys()) == Set(saved[id]!.keys).intersection(["k1", "k17"]))
+        }
+        var (matches, next) = try await db.records(
+            matching: Query(recordType: "Item", predicate: QueryPredicate(value: true)), inZoneWith: zone, desiredKeys: ["k2"], resultsLimit: 33)
+        var seen = 0
+        while true {
+            for (id, result) in matches {
+                let record = try result.get()
+                #expect(record.fieldValue(forKey: "k2") == saved[id]!["k2"])
+                #expect(record.allKeys() == (saved[id]!["k2"] == nil ? [] : ["k2"]))
+                seen += 1
+            }
+            guard let cursor = next else { break }
+            (matches, next) = try await db.records(continuingMatchFrom: cursor, desiredKeys: ["k2"], resultsLimit: 33)
+        }
+        #expect(seen == saved.count)
+    }
+
+    /// Changing a fetched record works as on any record: the changed key is recorded, the
+    /// other fields stay, and reverting for a conflict restores what was fetched.
+    @Test func aFetchedRecordChangesLikeAnyOther() async throws {
+        let store = try TestStore()
+        let db = store.container.privateCloudDatabase
+        let note = Record(recordType: "Note", recordID: Record.ID(recordName: "n"))
+        note["title"] = "a"
+        note["count"] = 1
+        note["tags"] = ["x", "y"]
+        try await db.save(note)
+        let fetched = try await db.record(for: note.recordID)
+        #expect(fetched.changedKeys().isEmpty)
+        let copy = fetched.copy()
+        fetched["title"] = "b"
+        #expect(fetched.changedKeys() == ["title"])
+        #expect(fetched["title"] as? String == "b" && fetched["count"] as? Int == 1 && fetched["tags"] as? [String] == ["x", "y"])
+        #expect(copy["title"] as? String == "a" && copy.allKeys() == ["count", "tags", "title"])
+        fetched["count"] = nil
+        #expect(fetched.allKeys() == ["tags", "title"])
+        let saved = try await db.save(fetched)
+        #expect(saved["title"] as? String == "b" && saved["count"] == nil)
+        // The tag of the fetched record is the one the store gave it.
+        #expect(fetched.recordChangeTag == copy.recordChangeTag && saved.recordChangeTag != copy.recordChangeTag)
+    }
+}
+
+extension FieldValue {
+    /// The value with its references in `zone` (references never leave their zone).
+    fileprivate func resolvedForTest(_ zone: RecordZone.ID) -> FieldValue {
+        switch self {
+        case .reference(let r): .reference(Record.Reference(recordID: Record.ID(recordName: r.recordID.recordName, zoneID: zone), action: r.action))
+        case .referenceList(let l):
+            .referenceList(l.map { Record.Reference(recordID: Record.ID(recordName: $0.recordID.recordName, zoneID: zone), action: $0.action) })
+        default: self
+        }
+    }
+}
