@@ -134,8 +134,8 @@ extension RecordView {
         var system = Record.SystemFields()
         system.creationDate = Date(timeIntervalSinceReferenceDate: creationDate)
         system.modificationDate = Date(timeIntervalSinceReferenceDate: modificationDate)
-        system.creatorUserRecordID = Record.ID(recordName: try names.name(creator))
-        system.lastModifiedUserRecordID = modifier == creator ? system.creatorUserRecordID : Record.ID(recordName: try names.name(modifier))
+        system.creatorName = try names.name(creator)
+        system.lastModifierName = modifier == creator ? system.creatorName : try names.name(modifier)
         system.changeSequence = changeSequence
         system.share = shareRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }

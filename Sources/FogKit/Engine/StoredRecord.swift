@@ -28,8 +28,8 @@ struct StoredRecord: Sendable {
         var system = Record.SystemFields()
         system.creationDate = creationDate
         system.modificationDate = modificationDate
-        system.creatorUserRecordID = Record.ID(recordName: creator)
-        system.lastModifiedUserRecordID = Record.ID(recordName: modifier)
+        system.creatorName = creator
+        system.lastModifierName = modifier
         system.changeSequence = changeSequence
         system.share = share.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: zoneID), action: .none) }
         var values = values

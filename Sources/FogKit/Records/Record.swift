@@ -28,8 +28,18 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     struct SystemFields: Sendable, Equatable {
         var creationDate: Date?
         var modificationDate: Date?
-        var creatorUserRecordID: ID?
-        var lastModifiedUserRecordID: ID?
+        /// The user record names (user record IDs are in the default zone): smaller than IDs,
+        /// which every fetched record would otherwise carry twice.
+        var creatorName: String?
+        var lastModifierName: String?
+        var creatorUserRecordID: ID? {
+            get { creatorName.map { ID(recordName: $0) } }
+            set { creatorName = newValue?.recordName }
+        }
+        var lastModifiedUserRecordID: ID? {
+            get { lastModifierName.map { ID(recordName: $0) } }
+            set { lastModifierName = newValue?.recordName }
+        }
         /// The commit sequence the change tag derives from, for records the store returns
         /// (the tag's text is made only when read).
         var changeSequence: Int64?
@@ -46,7 +56,7 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
         static func == (a: SystemFields, b: SystemFields) -> Bool {
             a.creationDate == b.creationDate && a.modificationDate == b.modificationDate
-                && a.creatorUserRecordID == b.creatorUserRecordID && a.lastModifiedUserRecordID == b.lastModifiedUserRecordID
+                && a.creatorName == b.creatorName && a.lastModifierName == b.lastModifierName
                 && a.recordChangeTag == b.recordChangeTag && a.share == b.share
         }
     }
