@@ -155,7 +155,7 @@ struct QueryRun {
     private let table: FieldNameTable
     private var arena: FieldArenaWriter
     /// The name ids of ``PreparedQuery/readFields``.
-    private let fieldIDs: [String: Int64]
+    private let fieldIDs: FieldIDs
     /// Whether the predicate or the sort reads the creator or the last modifier.
     private let readsUsers: Bool
 
@@ -177,7 +177,7 @@ struct QueryRun {
         for field in prepared.readFields {
             if let id = try self.names.id(field) { ids[field] = id }
         }
-        fieldIDs = ids
+        fieldIDs = FieldIDs(ids)
         let keys = prepared.order.map(\.key) + Self.keys(of: prepared.predicate)
         readsUsers = keys.contains { $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID }
     }

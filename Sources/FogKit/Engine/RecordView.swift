@@ -153,7 +153,7 @@ extension RecordView {
 struct ViewFields: PredicateFields {
     let view: RecordView
     /// The name ids of the fields the query reads (a name the store never saw is absent).
-    let ids: [String: Int64]
+    let ids: FieldIDs
     /// The creator's and last modifier's names, when the query reads them.
     let creator: String?
     let modifier: String?
@@ -168,22 +168,36 @@ struct ViewFields: PredicateFields {
         case Record.SystemFieldKey.lastModifiedUserRecordID: return modifier.map(reference)
         case Record.SystemFieldKey.parent: return view.parentRange.map { reference(view.string($0)) }
         case Record.SystemFieldKey.share: return view.shareRange.map { reference(view.string($0)) }
-        default: return ids[key].flatMap { view.value(of: $0) }
+        default: return ids.id(of: key).flatMap { view.value(of: $0) }
         }
     }
 
     func compareString(forKey key: String, with constant: String) -> Int? {
-        guard let id = ids[key], let (type, bytes) = view.payload(of: id), type == .string else { return nil }
+        guard let id = ids.id(of: key), let (type, bytes) = view.payload(of: id), type == .string else { return nil }
         return PredicateEvaluator.compareUTF8(bytes, b: constant)
     }
 
     func values(named keys: [String]?) -> [FieldValue] {
-        if let keys { return keys.compactMap { key in ids[key].flatMap { view.value(of: $0) } } }
+        if let keys { return keys.compactMap { key in ids.id(of: key).flatMap { view.value(of: $0) } } }
         var values: [FieldValue] = []
         RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { _, type, payload in
             if let value = try? RecordCodec.decodePayload(payload, type: type) { values.append(value) }
             return true
         }
         return values
+    }
+}
+
+/// The name ids of the few fields a query reads. A scan comparing short strings (their
+/// bytes, inline) costs less than hashing the name on every candidate.
+struct FieldIDs {
+    private let entries: [(name: String, id: Int64)]
+
+    init(_ ids: [String: Int64]) { entries = ids.map { ($0.key, $0.value) } }
+
+    @inline(__always)
+    func id(of name: String) -> Int64? {
+        for entry in entries where entry.name == name { return entry.id }
+        return nil
     }
 }
