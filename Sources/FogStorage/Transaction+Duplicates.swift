@@ -24,11 +24,27 @@ extension ReadTransaction {
 
 extension WriteTransaction {
     /// Adds the pair (`key`, `value`) to a table with ``Table/Options/sortedDuplicates``.
+    ///
+    /// - Parameter appending: Whether `value` is likely greater than every value of `key`
+    ///   (a new, largest id). It is then appended to the key's values (`MDB_APPENDDUP`), so
+    ///   that the pages of a key with many values fill up instead of being split in half.
+    ///   When it is not greater, it is inserted where it belongs, at the cost of a second
+    ///   search.
     /// - Returns: `false` when the pair was already there (nothing is written).
     /// - Throws: ``LMDBError/incompatible`` for a table without sorted duplicates.
     @discardableResult
-    public func insert(duplicate value: [UInt8], forKey key: [UInt8], in table: Table) throws -> Bool {
+    public func insert(duplicate value: [UInt8], forKey key: [UInt8], in table: Table, appending: Bool = false) throws -> Bool {
         guard try hasDuplicates(table) else { throw LMDBError.incompatible }
+        if appending {
+            let rc = withMDBVal(key) { k in
+                withMDBVal(value) { v in mdb_put(txn, table.dbi, &k, &v, UInt32(MDB_APPENDDUP)) }
+            }
+            // `MDB_KEYEXIST`: not above the key's last value, or there; insert it normally.
+            if rc != MDB_KEYEXIST {
+                try check(rc, "insert into \(table)")
+                return true
+            }
+        }
         let rc = withMDBVal(key) { k in
             withMDBVal(value) { v in mdb_put(txn, table.dbi, &k, &v, UInt32(MDB_NODUPDATA)) }
         }

@@ -193,6 +193,35 @@ import Testing
         }
     }
 
+    @Test func insertingWithTheAppendingHintStoresTheSamePairsInAnyOrder() throws {
+        try withTestEnvironment(configuration: Self.configuration()) { environment, a, _ in
+            var rng = SplitMix64(seed: 7)
+            var model: Set<Pair> = []
+            // Rows mostly increasing, as new records' are, with older ones mixed in, so that
+            // keys with one value, with a sub-page and with a sub-tree all see hints that hold
+            // and hints that do not.
+            var next: UInt64 = 1_000
+            try environment.writeAndWait { txn throws in
+                for i in 0..<6_000 {
+                    let k = key(i % 7 == 0 ? Int.random(in: 0..<1_000, using: &rng) : Int.random(in: 0..<5, using: &rng))
+                    let row: UInt64
+                    if Int.random(in: 0..<4, using: &rng) == 0 {
+                        row = UInt64.random(in: 1...next, using: &rng)
+                    } else {
+                        next += 1
+                        row = next
+                    }
+                    let pair = Pair(key: k, value: encode(row))
+                    #expect(try txn.insert(duplicate: pair.value, forKey: pair.key, in: a, appending: true) == model.insert(pair).inserted)
+                }
+            }
+            try environment.read { txn throws in
+                #expect(try pairs(txn, a) == model.sorted())
+                #expect(try txn.count(of: a) == model.count)
+            }
+        }
+    }
+
     @Test func appendingInOrderStoresTheSamePairs() throws {
         try withTestEnvironment(configuration: Self.configuration()) { environment, a, _ in
             var rng = SplitMix64(seed: 6)

@@ -135,10 +135,12 @@ extension Engine {
     }
 
     /// The general form: the old entries are computed under `oldIndexes` and the new ones
-    /// under `newIndexes` (an index definition change).
+    /// under `newIndexes` (an index definition change). `ascendingRows` says that the caller
+    /// goes through records in row order, so that the row is likely the largest of the keys
+    /// it is added to (as a new record's is).
     func updateIndexEntries(
         old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, type: Int64, oldIndexes: TypeIndexes,
-        newIndexes: TypeIndexes, txn: WriteTransaction, names: inout NameResolver
+        newIndexes: TypeIndexes, ascendingRows: Bool = false, txn: WriteTransaction, names: inout NameResolver
     ) throws {
         if let old, let new, oldIndexes == newIndexes {
             // An update under unchanged indexes: only the fields whose value changed.
@@ -163,14 +165,20 @@ extension Engine {
         }
         let before = try old.map { try IndexEntries.keys(of: $0, zone: zone, type: type, indexes: oldIndexes) { try names.id($0) } } ?? []
         let after = try new.map { try IndexEntries.keys(of: $0, zone: zone, type: type, indexes: newIndexes) { try names.id($0) } } ?? []
-        try replace(before, with: after, row: row, txn: txn)
+        try replace(before, with: after, row: row, isNew: old == nil || ascendingRows, txn: txn)
     }
 
     /// Removes `row` from the keys only `before` has and adds it to the ones only `after` has.
-    private func replace(_ before: [[UInt8]], with after: [[UInt8]], row: Int64, txn: WriteTransaction) throws {
+    ///
+    /// A new record's row (`isNew`) is greater than every row stored, since row ids only grow,
+    /// so it is appended to its keys' values: the pages of a key that many records share then
+    /// fill up instead of being split in half.
+    private func replace(_ before: [[UInt8]], with after: [[UInt8]], row: Int64, isNew: Bool = false, txn: WriteTransaction) throws {
         let value = bigEndianKey(row)
         for key in before where !after.contains(key) { try txn.delete(duplicate: value, forKey: key, in: indexTable) }
-        for key in after where !before.contains(key) { try txn.insert(duplicate: value, forKey: key, in: indexTable) }
+        for key in after where !before.contains(key) {
+            try txn.insert(duplicate: value, forKey: key, in: indexTable, appending: isNew)
+        }
     }
 
     /// The number of index definition changes so far (0 before any): the version the
