@@ -8,11 +8,15 @@ internal import CLMDB
 public final class Cursor {
     let handle: OpaquePointer
     unowned let transaction: ReadTransaction
+    /// Whether the table has ``Table/Options/sortedDuplicates``: a key then holds several
+    /// values, which the moves visit one by one.
+    let hasDuplicates: Bool
     private var isClosed = false
 
-    init(handle: OpaquePointer, transaction: ReadTransaction) {
+    init(handle: OpaquePointer, transaction: ReadTransaction, hasDuplicates: Bool) {
         self.handle = handle
         self.transaction = transaction
+        self.hasDuplicates = hasDuplicates
     }
 
     /// Closes the cursor. Safe to call more than once.
@@ -26,7 +30,7 @@ public final class Cursor {
     deinit { close() }
 
     @inline(__always)
-    private func move(_ op: MDB_cursor_op, key: inout MDB_val, value: inout MDB_val) throws -> Bool {
+    func move(_ op: MDB_cursor_op, key: inout MDB_val, value: inout MDB_val) throws -> Bool {
         precondition(!isClosed, "FogStorage misuse: cursor used after close")
         let rc = mdb_cursor_get(handle, &key, &value, op)
         if rc == MDB_NOTFOUND { return false }
@@ -34,8 +38,22 @@ public final class Cursor {
         return true
     }
 
+    /// Moves to the first key equal to or greater than `bound` (to its first value).
+    @inline(__always)
+    func move(atLeast bound: [UInt8], key: inout MDB_val, value: inout MDB_val) throws -> Bool {
+        try withMDBVal(bound) { k in
+            key = k
+            return try move(MDB_SET_RANGE, key: &key, value: &value)
+        }
+    }
+
     /// Visits entries within `range`, ascending or descending; `body` returns
     /// `false` to stop. Buffers are valid only during each call.
+    ///
+    /// In a table with ``Table/Options/sortedDuplicates`` the scan visits every
+    /// (key, value) pair: the values of a key in order (in reverse order when
+    /// `reverse`). The bounds apply to keys, so an excluded bound excludes all the
+    /// values of that key.
     public func scan(
         range: ScanRange, reverse: Bool,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
@@ -48,32 +66,22 @@ public final class Cursor {
         if reverse, let upper = range.upper, upper.isEmpty { return }
         if !reverse {
             if let lower = range.lower {
-                found = try withMDBVal(lower) { k in
-                    key = k
-                    return try move(MDB_SET_RANGE, key: &key, value: &value)
-                }
+                found = try move(atLeast: lower, key: &key, value: &value)
                 if found, !range.lowerInclusive, compareBytes(key.buffer, lower) == 0 {
-                    found = try move(MDB_NEXT, key: &key, value: &value)
+                    found = try move(hasDuplicates ? MDB_NEXT_NODUP : MDB_NEXT, key: &key, value: &value)
                 }
             } else {
                 found = try move(MDB_FIRST, key: &key, value: &value)
             }
-            while found {
-                let k = key.buffer
-                guard range.isBelowUpper(k) else { return }
-                guard try body(k, value.buffer) else { return }
-                found = try move(MDB_NEXT, key: &key, value: &value)
-            }
         } else {
             if let upper = range.upper {
-                found = try withMDBVal(upper) { k in
-                    key = k
-                    return try move(MDB_SET_RANGE, key: &key, value: &value)
-                }
+                found = try move(atLeast: upper, key: &key, value: &value)
                 if found {
                     // Positioned at the first key >= upper: step back unless it is
-                    // equal and the bound is inclusive.
-                    if !(range.upperInclusive && compareBytes(key.buffer, upper) == 0) {
+                    // equal and the bound is inclusive (then start at its last value).
+                    if range.upperInclusive && compareBytes(key.buffer, upper) == 0 {
+                        if hasDuplicates { found = try move(MDB_LAST_DUP, key: &key, value: &value) }
+                    } else {
                         found = try move(MDB_PREV, key: &key, value: &value)
                     }
                 } else {
@@ -82,6 +90,26 @@ public final class Cursor {
             } else {
                 found = try move(MDB_LAST, key: &key, value: &value)
             }
+        }
+        try visit(from: found, key: &key, value: &value, range: range, reverse: reverse, body)
+    }
+
+    /// Visits the entry the cursor is at (when `found`) and the ones after it in the
+    /// scan's direction, while they are within `range`.
+    @inline(__always)
+    func visit(
+        from found: Bool, key: inout MDB_val, value: inout MDB_val, range: ScanRange, reverse: Bool,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        var found = found
+        if !reverse {
+            while found {
+                let k = key.buffer
+                guard range.isBelowUpper(k) else { return }
+                guard try body(k, value.buffer) else { return }
+                found = try move(MDB_NEXT, key: &key, value: &value)
+            }
+        } else {
             while found {
                 let k = key.buffer
                 guard range.isAboveLower(k) else { return }
@@ -99,11 +127,7 @@ public final class Cursor {
         if key.isEmpty {
             return try move(MDB_FIRST, key: &k, value: &v) ? Array(k.buffer) : nil
         }
-        let found = try withMDBVal(key) { kv in
-            k = kv
-            return try move(MDB_SET_RANGE, key: &k, value: &v)
-        }
-        return found ? Array(k.buffer) : nil
+        return try move(atLeast: key, key: &k, value: &v) ? Array(k.buffer) : nil
     }
 }
 

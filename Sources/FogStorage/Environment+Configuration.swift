@@ -15,6 +15,10 @@ extension Environment {
     public struct Configuration: Sendable, Hashable {
         /// The tables to open (and create when missing) when the environment opens.
         public var tables: [String]
+        /// The options of the tables that take some, by name (the others take none).
+        /// They apply when a table is created; an existing table keeps the options it
+        /// was created with (see ``Table/Options``).
+        public var tableOptions: [String: Table.Options]
         /// The map size the environment starts with, in bytes. The map grows by
         /// itself when it is full, so this only avoids early resizes.
         public var initialMapSize: Int
@@ -35,6 +39,7 @@ extension Environment {
         /// Creates a configuration.
         public init(
             tables: [String] = [],
+            tableOptions: [String: Table.Options] = [:],
             initialMapSize: Int = 64 << 20,
             maximumGrowthStep: Int = 1 << 30,
             maximumReaders: Int = 1024,
@@ -43,6 +48,7 @@ extension Environment {
             createsMissingTables: Bool = true
         ) {
             self.tables = tables
+            self.tableOptions = tableOptions
             self.initialMapSize = initialMapSize
             self.maximumGrowthStep = maximumGrowthStep
             self.maximumReaders = maximumReaders
@@ -50,5 +56,8 @@ extension Environment {
             self.maximumGroupSize = maximumGroupSize
             self.createsMissingTables = createsMissingTables
         }
+
+        /// The options configured for the table named `name`.
+        public func options(ofTable name: String) -> Table.Options { tableOptions[name] ?? [] }
     }
 }

@@ -113,7 +113,10 @@ public final class Environment: @unchecked Sendable {
         var tables: [String: Table] = [:]
         for name in Set(configuration.tables) {
             var dbi: MDB_dbi = 0
-            let rc = mdb_dbi_open(txn, name, configuration.createsMissingTables ? UInt32(MDB_CREATE) : 0, &dbi)
+            // The options only apply to a table this creates: LMDB opens an existing table
+            // with the options stored in it, whatever these say.
+            let flags = (configuration.createsMissingTables ? UInt32(MDB_CREATE) : 0) | configuration.options(ofTable: name).lmdbFlags
+            let rc = mdb_dbi_open(txn, name, flags, &dbi)
             if rc != 0 {
                 mdb_txn_abort(txn)
                 throw LMDBError(rawValue: rc)
@@ -247,6 +250,18 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a write transaction on the writer thread, blocking the
     /// calling thread until the commit. Do not call it from a read or write closure.
     public func writeAndWait<T>(_ body: @escaping (WriteTransaction) throws -> T) throws -> T {
+        try waitForWrite(alone: false, body)
+    }
+
+    /// Runs `body` in a write transaction of its own, blocking the calling thread until
+    /// the commit: not grouped with other requests, and not nested in another
+    /// transaction. ``WriteTransaction/recreate(_:)`` needs one. Do not call it from a
+    /// read or write closure.
+    public func writeAloneAndWait<T>(_ body: @escaping (WriteTransaction) throws -> T) throws -> T {
+        try waitForWrite(alone: true, body)
+    }
+
+    private func waitForWrite<T>(alone: Bool, _ body: @escaping (WriteTransaction) throws -> T) throws -> T {
         precondition(
             !writer.isCurrent && !writer.isCompletingWrites,
             "FogStorage misuse: writeAndWait called from inside a write or a write's completion")
@@ -254,6 +269,7 @@ public final class Environment: @unchecked Sendable {
         let outcome = ResultBox<Result<Void, any Error>>()
         let done = DispatchSemaphore(value: 0)
         let job = WriteJob(
+            alone: alone,
             body: { txn in box.value = try body(txn) },
             complete: { result in
                 outcome.value = result
@@ -290,6 +306,34 @@ public final class Environment: @unchecked Sendable {
             let rc = mdb_env_set_mapsize(handle, newSize)
             precondition(rc == 0, "FogStorage: cannot grow the map to \(newSize) bytes: \(LMDBError(rawValue: rc))")
             state.withLock { $0.mapSize = newSize }
+        }
+    }
+
+    /// Opens again the tables whose handles a rolled-back ``WriteTransaction/recreate(_:)``
+    /// closed. Dropping a table closes its handle at once, and rolling back the
+    /// transaction that created it again closes the new one, while the table itself is
+    /// still there: open it in a transaction of its own, under the same handle (the one
+    /// free slot). Called on the writer thread with no write transaction open.
+    func reopenTables(_ tables: [Table]) {
+        guard !tables.isEmpty else { return }
+        while true {
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(handle, nil, 0, &txn)
+            if rc == MDB_MAP_RESIZED {
+                adoptMapSize()
+                continue
+            }
+            precondition(rc == 0, "FogStorage: cannot begin a transaction to reopen \(tables): \(LMDBError(rawValue: rc))")
+            for table in tables {
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(txn, table.name, 0, &dbi)
+                precondition(
+                    rc == 0 && dbi == table.dbi,
+                    "FogStorage: cannot reopen table \(table) as handle \(table.dbi) (got \(dbi)): \(LMDBError(rawValue: rc))")
+            }
+            let commit = mdb_txn_commit(txn)
+            precondition(commit == 0, "FogStorage: cannot reopen \(tables): \(LMDBError(rawValue: commit))")
+            return
         }
     }
 

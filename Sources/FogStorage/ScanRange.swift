@@ -29,6 +29,12 @@ public struct ScanRange: Sendable, Hashable {
         ScanRange(lower: prefix, lowerInclusive: true, upper: successor(ofPrefix: prefix), upperInclusive: false)
     }
 
+    /// Only `key` (in a table with ``Table/Options/sortedDuplicates``, all of its values).
+    /// Unlike ``prefix(_:)``, the keys that continue `key` are not in the range.
+    public static func exactly(_ key: [UInt8]) -> ScanRange {
+        ScanRange(lower: key, lowerInclusive: true, upper: key, upperInclusive: true)
+    }
+
     /// The smallest byte string greater than every string that starts with `prefix`,
     /// or `nil` when there is none (the prefix is empty or all `0xFF`).
     public static func successor(ofPrefix prefix: [UInt8]) -> [UInt8]? {
@@ -48,6 +54,16 @@ public struct ScanRange: Sendable, Hashable {
         guard let upper else { return true }
         let c = compareBytes(key, upper)
         return upperInclusive ? c <= 0 : c < 0
+    }
+
+    /// Whether `key` is below the upper bound.
+    func isBelowUpper(_ key: [UInt8]) -> Bool {
+        key.withUnsafeBytes { isBelowUpper($0) }
+    }
+
+    /// Whether `key` is above the lower bound.
+    func isAboveLower(_ key: [UInt8]) -> Bool {
+        key.withUnsafeBytes { isAboveLower($0) }
     }
 
     /// Whether `key` is above the lower bound.

@@ -68,15 +68,18 @@ public class ReadTransaction {
 
     /// Opens a cursor over `table`, valid until the transaction ends.
     public func cursor(on table: Table) throws -> Cursor {
+        let duplicates = try hasDuplicates(table)
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, table.dbi, &cursor), "open cursor on \(table)")
-        return Cursor(handle: cursor!, transaction: self)
+        return Cursor(handle: cursor!, transaction: self, hasDuplicates: duplicates)
     }
 
     /// Visits the entries of `table` within `range`, in key order or in reverse.
     ///
     /// `body` receives the key and value buffers (valid only during the call) and
-    /// returns `false` to stop.
+    /// returns `false` to stop. In a table with ``Table/Options/sortedDuplicates`` it
+    /// receives every (key, value) pair, values in order within a key (see
+    /// ``Cursor/scan(range:reverse:_:)``).
     public func scan(
         _ table: Table, range: ScanRange = .all, reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
@@ -86,7 +89,8 @@ public class ReadTransaction {
         try cursor.scan(range: range, reverse: reverse, body)
     }
 
-    /// The number of entries in `table`.
+    /// The number of entries in `table` (in a table with ``Table/Options/sortedDuplicates``,
+    /// of (key, value) pairs).
     public func count(of table: Table) throws -> Int {
         var stat = MDB_stat()
         try check(mdb_stat(txn, table.dbi, &stat), "stat \(table)")
@@ -103,7 +107,16 @@ extension ReadTransaction: Sendable {}
 /// to readers atomically when the transaction commits; if the closure throws,
 /// nothing it wrote is kept.
 public final class WriteTransaction: ReadTransaction {
-    /// Stores `value` under `key`, replacing any value there.
+    /// Whether the transaction runs alone (``Environment/writeAloneAndWait(_:)``): only
+    /// then may it ``recreate(_:)`` a table.
+    var isAlone = false
+    /// The tables ``recreate(_:)`` dropped: if the transaction is rolled back, their
+    /// handles must be opened again.
+    var recreatedTables: [Table] = []
+
+    /// Stores `value` under `key`, replacing any value there. In a table with
+    /// ``Table/Options/sortedDuplicates``, adds the pair (key, value) to the key's values
+    /// instead (nothing changes when the pair is there).
     public func put(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws {
         let rc = withMDBVal(key) { k in
             withMDBVal(value) { v in mdb_put(txn, table.dbi, &k, &v, 0) }
@@ -124,7 +137,8 @@ public final class WriteTransaction: ReadTransaction {
         fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
     }
 
-    /// Stores `value` under `key` only when the key is absent.
+    /// Stores `value` under `key` only when the key is absent (with any value, in a table
+    /// with ``Table/Options/sortedDuplicates``; see ``insert(duplicate:forKey:in:)``).
     /// - Returns: `false` when the key was already present (nothing is written).
     @discardableResult
     public func insert(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws -> Bool {
@@ -136,7 +150,8 @@ public final class WriteTransaction: ReadTransaction {
         return true
     }
 
-    /// Removes `key` from `table`.
+    /// Removes `key` from `table`, with all its values in a table with
+    /// ``Table/Options/sortedDuplicates``.
     /// - Returns: whether the key was present.
     @discardableResult
     public func delete(_ key: [UInt8], in table: Table) throws -> Bool {
@@ -146,17 +161,21 @@ public final class WriteTransaction: ReadTransaction {
         return true
     }
 
-    /// Removes every key of `table` within `range`.
-    /// - Returns: how many entries were removed.
+    /// Removes every key of `table` within `range`, with all their values.
+    /// - Returns: how many entries were removed (in a table with
+    ///   ``Table/Options/sortedDuplicates``, how many (key, value) pairs).
     @discardableResult
     public func deleteAll(in table: Table, range: ScanRange) throws -> Int {
         var keys: [[UInt8]] = []
+        var entries = 0
         try scan(table, range: range) { key, _ in
-            keys.append(Array(key))
+            entries += 1
+            // The values of one key come one after the other.
+            if keys.last.map({ compareBytes(key, $0) != 0 }) ?? true { keys.append(Array(key)) }
             return true
         }
         for key in keys { try delete(key, in: table) }
-        return keys.count
+        return entries
     }
 
     /// Removes every entry of `table`; the table itself stays.

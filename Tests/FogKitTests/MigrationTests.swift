@@ -3,10 +3,64 @@ import FogStorage
 import Foundation
 import Testing
 
-/// Opening a store of format version 1 (empty indexes and change logs) brings it to version 2:
-/// the change logs are filled, the store is sound, and the feeds and queries work.
+/// Opening a store of an older format version brings it to version 3. From version 1 (empty
+/// indexes and change logs): the change logs are filled. From version 2 (index keys ending
+/// with the row id, in a table without duplicates): `indexes` is recreated with sorted
+/// duplicates and rebuilt. Either way the store is sound and the feeds and queries work.
 @Suite struct MigrationTests {
     private static let tables = ["meta", "zones", "zoneids", "names", "records", "schema", "users", "refs", "indexes", "changes", "dbchanges"]
+    private static let indexOptions: Table.Options = [.sortedDuplicates, .fixedSizeDuplicates]
+
+    /// Opens the store's environment as the older versions did: no table options, so that
+    /// `recreate` makes a table without duplicates.
+    private static func withEnvironment<R>(_ url: URL, _ body: (Environment) throws -> R) throws -> R {
+        let environment = try Environment.open(directory: url, configuration: .init(tables: tables))
+        defer { environment.close() }
+        return try body(environment)
+    }
+
+    private static func format(_ environment: Environment) throws -> [UInt8]? {
+        try environment.read { txn in try txn.value(forKey: Array("format".utf8), in: environment.table(named: "meta")) }
+    }
+
+    /// The index entries as (key, row) pairs, and the options of the table.
+    private static func indexEntries(_ environment: Environment) throws -> (Set<[UInt8]>, Table.Options) {
+        let indexes = environment.table(named: "indexes")
+        return try environment.read { txn in
+            var entries: Set<[UInt8]> = []
+            try txn.scan(indexes) { key, value in
+                entries.insert(Array(key) + Array(value))
+                return true
+            }
+            return (entries, try txn.options(of: indexes))
+        }
+    }
+
+    /// Rewrites a store's `indexes` in the layout of format 2: a table without duplicates whose
+    /// keys end with the row id as a tuple element and whose values are empty; and sets the
+    /// format to 2. Adds an entry for a row that does not exist, which the rebuild drops.
+    private static func rewriteInFormatTwo(_ url: URL) throws {
+        try withEnvironment(url) { environment in
+            let indexes = environment.table(named: "indexes")
+            try environment.writeAloneAndWait { txn throws in
+                var keys: [[UInt8]] = []
+                try txn.scan(indexes) { key, value in
+                    var row = KeyWriter()
+                    row.append(Int64(bitPattern: value.reduce(0) { $0 << 8 | UInt64($1) }))
+                    keys.append(Array(key) + row.bytes)
+                    return true
+                }
+                #expect(!keys.isEmpty)
+                try txn.recreate(indexes)
+                for key in keys { try txn.put([], forKey: key, in: indexes) }
+                var stale = KeyWriter()
+                stale.append(Int64(999_999))
+                try txn.put([], forKey: keys[0] + stale.bytes, in: indexes)
+                try txn.put([0, 0, 0, 0, 0, 0, 0, 2], forKey: Array("format".utf8), in: environment.table(named: "meta"))
+            }
+            #expect(try environment.read { txn in try txn.options(of: indexes) } == [])
+        }
+    }
 
     @Test func aVersionOneStoreIsMigratedWhenOpened() async throws {
         let directory = TemporaryDirectory()
@@ -24,29 +78,106 @@ import Testing
             names = Set(records.map(\.recordID.recordName))
             container.close()
         }
-        // Make it a version 1 store: format 1, no change logs (version 1 wrote none).
-        do {
-            let environment = try Environment.open(directory: directory.url, configuration: .init(tables: Self.tables))
+        // Make it a version 1 store: format 1, no change logs (version 1 wrote none), and an
+        // empty `indexes` without duplicates.
+        try Self.withEnvironment(directory.url) { environment in
             let meta = environment.table(named: "meta")
-            try environment.writeAndWait { txn in
+            try environment.writeAloneAndWait { txn throws in
                 try txn.put([0, 0, 0, 0, 0, 0, 0, 1], forKey: Array("format".utf8), in: meta)
                 try txn.clear(environment.table(named: "changes"))
                 try txn.clear(environment.table(named: "dbchanges"))
+                try txn.recreate(environment.table(named: "indexes"))
             }
-            environment.close()
+        }
+        do {
+            let container = try directory.open()
+            defer { container.close() }
+            #expect(try container.storeInfo().formatVersion == 3)
+            #expect(try container.checkIntegrity().isSound)
+            let db = container.privateCloudDatabase
+            let zone = RecordZone.ID(zoneName: "Old")
+            let changes = try await db.recordZoneChanges(inZoneWith: zone, since: nil)
+            #expect(Set(changes.modificationResultsByID.keys.map(\.recordName)) == names)
+            let zones = try await db.databaseChanges(since: nil)
+            #expect(zones.modifications.map(\.zoneID.zoneName) == ["Old"])
+            // An index declared after the migration is built in the new layout.
+            try await container.setIndexes(["n": [.queryable, .sortable]], ofRecordType: "Note")
+            let query = Query(recordType: "Note", predicate: try QueryPredicate(format: "n >= %@", 10))
+            let (matches, _) = try await db.records(matching: query, inZoneWith: zone)
+            #expect(matches.count == 10)
+            #expect(try db.explain(query, inZoneWith: zone).access.contains("index Note.n"))
+            #expect(try container.checkIntegrity().isSound)
+        }
+        try Self.withEnvironment(directory.url) { environment in
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
+            let (entries, options) = try Self.indexEntries(environment)
+            #expect(options == Self.indexOptions)
+            #expect(entries.count == 20)
+        }
+    }
+
+    @Test func aVersionTwoStoreGetsItsIndexesRebuiltWhenOpened() async throws {
+        let directory = TemporaryDirectory()
+        var names: [String] = []
+        do {
+            let container = try directory.open()
+            try await QueryFixture.declareIndexes(container)
+            names = try await QueryFixture.populate(container.privateCloudDatabase, count: 120, seed: 71).map(\.name)
+            container.close()
+        }
+        let before = try Self.withEnvironment(directory.url) { try Self.indexEntries($0).0 }
+        try Self.rewriteInFormatTwo(directory.url)
+        do {
+            let container = try directory.open()
+            defer { container.close() }
+            let report = try container.checkIntegrity()
+            #expect(report.isSound, "\(report)")
+            try await QueryIndexTests.checkAllShapes(
+                container.privateCloudDatabase, container: container, names: names, label: "migrated from format 2")
+        }
+        try Self.withEnvironment(directory.url) { environment in
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
+            let (after, options) = try Self.indexEntries(environment)
+            #expect(options == Self.indexOptions)
+            #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
+        }
+    }
+
+    @Test func aFailedMigrationLeavesTheVersionTwoStoreAsItWas() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let container = try directory.open()
+            try await QueryFixture.declareIndexes(container)
+            _ = try await QueryFixture.populate(container.privateCloudDatabase, count: 30, seed: 72)
+            container.close()
+        }
+        try Self.rewriteInFormatTwo(directory.url)
+        // A record that cannot be decoded makes the rebuild fail.
+        let (stored, corruptRow) = try Self.withEnvironment(directory.url) { environment in
+            let records = environment.table(named: "records")
+            let last = try environment.read { txn in
+                var last: ([UInt8], [UInt8])?
+                try txn.scan(records, reverse: true) { key, value in
+                    last = (Array(key), Array(value))
+                    return false
+                }
+                return last!
+            }
+            try environment.writeAndWait { txn throws in try txn.put([0xFF, 0xFF, 0xFF], forKey: last.0, in: records) }
+            return (try Self.indexEntries(environment), last)
+        }
+        #expect(stored.1 == [])
+        #expect(throws: FogError.self) { try directory.open() }
+        try Self.withEnvironment(directory.url) { environment in
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 2])
+            let (entries, options) = try Self.indexEntries(environment)
+            #expect(options == [], "the rolled-back migration leaves the old table")
+            #expect(entries == stored.0)
+            // Repaired, the store migrates.
+            try environment.writeAndWait { txn throws in try txn.put(corruptRow.1, forKey: corruptRow.0, in: environment.table(named: "records")) }
         }
         let container = try directory.open()
         defer { container.close() }
-        #expect(try container.storeInfo().formatVersion == 2)
         #expect(try container.checkIntegrity().isSound)
-        let db = container.privateCloudDatabase
-        let zone = RecordZone.ID(zoneName: "Old")
-        let changes = try await db.recordZoneChanges(inZoneWith: zone, since: nil)
-        #expect(Set(changes.modificationResultsByID.keys.map(\.recordName)) == names)
-        let zones = try await db.databaseChanges(since: nil)
-        #expect(zones.modifications.map(\.zoneID.zoneName) == ["Old"])
-        let query = Query(recordType: "Note", predicate: try QueryPredicate(format: "n >= %@", 10))
-        let (matches, _) = try await db.records(matching: query, inZoneWith: zone)
-        #expect(matches.count == 10)
     }
 }

@@ -67,10 +67,11 @@ import Testing
 
     // MARK: - Writes between batches
 
-    /// Sorted by score: every batch continues after the order key (score, row) of the last
-    /// record returned, whatever was saved or deleted in between.
-    @Test(arguments: [false, true])
-    func writesBetweenBatchesOfASortedQuery(indexed: Bool) async throws {
+    /// Sorted by score, either way: every batch continues after the order key (score, row)
+    /// of the last record returned, whatever was saved or deleted in between. Indexed, the
+    /// batches read the score index forwards or backwards from that position.
+    @Test(arguments: [false, true], [true, false])
+    func writesBetweenBatchesOfASortedQuery(indexed: Bool, ascending: Bool) async throws {
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
         if indexed { try await QueryFixture.declareIndexes(store.container) }
@@ -78,9 +79,9 @@ import Testing
         var rows = Dictionary(uniqueKeysWithValues: refs.map { ($0.name, $0.row) })
         var alive = refs.map(\.name)
         let authors = QueryFixture.authorIDs(in: Self.zone)
-        let sorts = [Query.SortDescriptor(key: "score", ascending: true)]
+        let sorts = [Query.SortDescriptor(key: "score", ascending: ascending)]
         let q = try Self.query(sorts: sorts)
-        var rng = SplitMix64(seed: indexed ? 1 : 2)
+        var rng = SplitMix64(seed: (indexed ? 1 : 2) + (ascending ? 0 : 10))
 
         var stream: [(batch: Int, record: RefRecord)] = []
         var deletedAt: [String: Int] = [:]

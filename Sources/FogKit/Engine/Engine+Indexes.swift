@@ -54,7 +54,7 @@ extension Engine {
             }
             guard new != old else { return }
             _ = try nextCounter(Layout.metaSchemaVersion, in: txn)
-            // Rebuild the entries of the records already stored.
+            // Rebuild the entries of the records already stored, in row order.
             var found: [(row: Int64, record: StoredRecord)] = []
             var resolver = names.resolver
             try scanRecords(zone: nil, type: typeID, txn: txn) { row, value in
@@ -63,8 +63,8 @@ extension Engine {
             }
             for (row, record) in found {
                 try updateIndexEntries(
-                    old: record, new: record, row: row, zone: record.zone, type: typeID, oldIndexes: old, newIndexes: new, txn: txn,
-                    names: &names.resolver)
+                    old: record, new: record, row: row, zone: record.zone, type: typeID, oldIndexes: old, newIndexes: new,
+                    ascendingRows: true, txn: txn, names: &names.resolver)
             }
         }
     }

@@ -9,7 +9,7 @@ extension Engine {
         let environment: Environment
         do {
             environment = try Environment.open(
-                directory: directory, configuration: .init(tables: Layout.allTables, createsMissingTables: false))
+                directory: directory, configuration: Layout.configuration(createsMissingTables: false))
         } catch LMDBError.notFound {
             throw FogError(.incompatibleVersion, message: "\(directory.path) holds an LMDB file that is not a FogKit store")
         }

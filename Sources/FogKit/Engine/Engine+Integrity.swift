@@ -70,7 +70,8 @@ extension Engine {
             // Rows: decodable, named, consistent with their name entry and the schema.
             var rowsSeen: Set<Int64> = []
             var liveRows: [Int64: (zone: Int64, sequence: Int64)] = [:]
-            var expectedIndexKeys: Set<[UInt8]> = []
+            // Each index entry as its key followed by its value (the row, 8 bytes).
+            var expectedIndexEntries: Set<[UInt8]> = []
             let catalog = try indexCatalog.indexes(engine: self, txn: txn, names: &names)
             try txn.scan(records) { key, value in
                 report.recordCount += 1
@@ -95,9 +96,12 @@ extension Engine {
                     }
                 }
                 if let typeID = try names.id(stored.recordType) {
-                    expectedIndexKeys.formUnion(try IndexEntries.keys(
-                        of: stored, row: row, zone: stored.zone, type: typeID, indexes: catalog[stored.recordType] ?? .none
-                    ) { try names.id($0) })
+                    let rowBytes = bigEndianKey(row)
+                    for key in try IndexEntries.keys(
+                        of: stored, zone: stored.zone, type: typeID, indexes: catalog[stored.recordType] ?? .none, fieldID: { try names.id($0) })
+                    {
+                        expectedIndexEntries.insert(key + rowBytes)
+                    }
                     for (key, value) in stored.values {
                         guard let fieldID = try names.id(key) else {
                             problem("field \(key) of \(stored.recordName) has no interned name")
@@ -117,19 +121,29 @@ extension Engine {
                 problem("record name \(entry.name) points at missing row \(row)")
             }
 
-            // Query indexes: exactly the entries the records and the declared indexes call for.
-            var indexKeysSeen = 0
-            try txn.scan(indexTable) { key, _ in
+            // Query indexes: exactly the entries the records and the declared indexes call for,
+            // each a row under a key, in a table of sorted 8-byte duplicates.
+            let indexOptions = try txn.options(of: indexTable)
+            if indexOptions != Layout.indexTableOptions {
+                problem("the indexes table has the options \(indexOptions), not \(Layout.indexTableOptions)")
+            }
+            var indexEntriesSeen = 0
+            try txn.scan(indexTable) { key, value in
                 report.indexEntryCount += 1
-                if expectedIndexKeys.contains(Array(key)) {
-                    indexKeysSeen += 1
+                let hex = Array(key).map { String($0, radix: 16) }.joined(separator: " ")
+                guard value.count == 8 else {
+                    problem("index entry \(hex) holds a row of \(value.count) bytes")
+                    return true
+                }
+                if expectedIndexEntries.contains(Array(key) + Array(value)) {
+                    indexEntriesSeen += 1
                 } else {
-                    problem("index entry \(Array(key).map { String($0, radix: 16) }.joined(separator: " ")) belongs to no record")
+                    problem("index entry \(hex) for row \(try readBigEndianKey(value)) belongs to no record")
                 }
                 return true
             }
-            if indexKeysSeen != expectedIndexKeys.count {
-                problem("\(expectedIndexKeys.count - indexKeysSeen) index entries that records call for are missing")
+            if indexEntriesSeen != expectedIndexEntries.count {
+                problem("\(expectedIndexEntries.count - indexEntriesSeen) index entries that records call for are missing")
             }
 
             // deleteSelf references: each entry's source row exists and references the target.

@@ -3,36 +3,93 @@ import Foundation
 
 extension Engine {
     /// Brings a store of an older format version up to ``Layout/formatVersion``, in one
-    /// write transaction, so that a crash leaves either the old or the new version.
+    /// write transaction, so that a crash leaves either the old or the new version. The
+    /// transaction runs alone (not grouped with other writes), because it may recreate
+    /// the `indexes` table.
     ///
     /// Version 1 → 2: the `changes` log gains an entry per record, at its last change, and
-    /// `dbchanges` one per zone, at its creation (version 1 kept both empty). Version 1 had no
-    /// index definitions, so `indexes` owes no entries.
+    /// `dbchanges` one per zone, at its creation (version 1 kept both empty).
+    ///
+    /// Version 2 → 3: `indexes` keys lose their trailing row id, which becomes the value, as
+    /// one of the key's sorted duplicates: the table is recreated with
+    /// ``Layout/indexTableOptions`` (LMDB keeps the options a table was created with, so the
+    /// old table must be dropped) and refilled from the records. Version 1 had no index
+    /// definitions, so its `indexes` is empty, but it is recreated the same way.
     func migrate(from version: Int64) throws {
-        try writeAndWait { [self] txn, names in
+        try writeAndWait(alone: true) { [self] txn, names in
             let current = try txn.withValue(forKey: Layout.metaFormat, in: meta) { try readBigEndianKey($0) } ?? version
-            guard current < 2 else { return }
-            var rows: [(row: Int64, record: StoredRecord)] = []
-            var resolver = names.resolver
-            try txn.scan(records) { key, value in
-                rows.append((try readBigEndianKey(key), try RecordCodec.decode(value, names: &resolver, desiredKeys: [])))
-                return true
-            }
-            for (row, record) in rows {
-                try updateIndexEntries(old: nil, new: record, row: row, zone: record.zone, txn: txn, names: &resolver)
-                try logSave(zone: record.zone, row: row, name: record.recordName, previousSequence: nil, sequence: record.changeSequence, txn: txn)
-            }
-            var zoneEntries: [(ZoneAddress, ZoneInfo)] = []
-            try txn.scan(zones) { key, value in
-                var reader = KeyReader(key)
-                let address = ZoneAddress(scope: Int(try reader.readInt64()), owner: try reader.readString(), zoneName: try reader.readString())
-                zoneEntries.append((address, try ZoneInfo.decode(value)))
-                return true
-            }
-            for (address, info) in zoneEntries {
-                try logZone(.changed, address: address, zone: info.id, sequence: info.createdSequence, txn: txn)
-            }
+            guard current < Layout.formatVersion else { return }
+            if current < 2 { try backfillChangeLogs(txn: txn, names: &names) }
+            if current < 3 { try rebuildIndexTable(txn: txn, names: &names) }
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
+        }
+    }
+
+    /// Version 1 → 2: a log entry per record and an event per zone.
+    private func backfillChangeLogs(txn: WriteTransaction, names: inout NameWriter) throws {
+        var rows: [(row: Int64, record: StoredRecord)] = []
+        var resolver = names.resolver
+        try txn.scan(records) { key, value in
+            rows.append((try readBigEndianKey(key), try RecordCodec.decode(value, names: &resolver, desiredKeys: [])))
+            return true
+        }
+        for (row, record) in rows {
+            try logSave(zone: record.zone, row: row, name: record.recordName, previousSequence: nil, sequence: record.changeSequence, txn: txn)
+        }
+        var zoneEntries: [(ZoneAddress, ZoneInfo)] = []
+        try txn.scan(zones) { key, value in
+            var reader = KeyReader(key)
+            let address = ZoneAddress(scope: Int(try reader.readInt64()), owner: try reader.readString(), zoneName: try reader.readString())
+            zoneEntries.append((address, try ZoneInfo.decode(value)))
+            return true
+        }
+        for (address, info) in zoneEntries {
+            try logZone(.changed, address: address, zone: info.id, sequence: info.createdSequence, txn: txn)
+        }
+        names.resolver = resolver
+    }
+
+    /// Version 2 → 3: `indexes` emptied with the options of version 3 and filled again with
+    /// every entry the records and the index definitions call for.
+    ///
+    /// The entries are grouped by key and appended in key order, each key's rows in row
+    /// order (records are read in row order), which fills the table's pages.
+    func rebuildIndexTable(txn: WriteTransaction, names: inout NameWriter) throws {
+        if try txn.options(of: indexTable) != Layout.indexTableOptions {
+            try txn.recreate(indexTable)
+        } else {
+            try txn.clear(indexTable)
+        }
+        var resolver = names.resolver
+        let catalog = try indexCatalog.indexes(engine: self, txn: txn, names: &resolver)
+        var rowsByKey: [[UInt8]: [Int64]] = [:]
+        if !catalog.isEmpty {
+            try txn.scan(records) { key, value in
+                let row = try readBigEndianKey(key)
+                let record = try RecordCodec.decode(value, names: &resolver)
+                guard let indexes = catalog[record.recordType], let type = try resolver.id(record.recordType) else { return true }
+                for entry in try IndexEntries.keys(of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) }) {
+                    rowsByKey[entry, default: []].append(row)
+                }
+                return true
+            }
+        }
+        for key in rowsByKey.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            for row in rowsByKey[key]! { try txn.append(duplicate: bigEndianKey(row), forKey: key, in: indexTable) }
+        }
+        names.resolver = resolver
+    }
+
+    /// Throws unless `indexes` has the options of the current format. It has them once the
+    /// store is migrated, unless another process migrated it while this one was opening it:
+    /// LMDB then keeps this process's handle with the options read before the migration.
+    func checkIndexTableOptions() throws {
+        let options = try environment.read { txn in try txn.options(of: indexTable) }
+        guard options == Layout.indexTableOptions else {
+            throw FogError(
+                .internalError,
+                message: "the indexes table of the store has the options \(options), not \(Layout.indexTableOptions); "
+                    + "if another process migrated the store while this one opened it, open it again")
         }
     }
 }
@@ -49,7 +106,7 @@ extension Engine {
         for name in try FileManager.default.contentsOfDirectory(atPath: assetDirectory.path) {
             try FileManager.default.copyItem(at: assetDirectory.appendingPathComponent(name), to: assets.appendingPathComponent(name))
         }
-        let copy = try Environment.open(directory: destination, configuration: .init(tables: Layout.allTables, durability: .durable, createsMissingTables: false))
+        let copy = try Environment.open(directory: destination, configuration: Layout.configuration(createsMissingTables: false))
         defer { copy.close() }
         let incarnation = Self.newIncarnation()
         let meta = copy.table(named: Layout.meta)

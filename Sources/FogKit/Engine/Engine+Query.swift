@@ -212,13 +212,7 @@ struct QueryRun {
             }
             if case .typeScan = prepared.path {
                 // Row order: the records table itself, read in order from the position.
-                let after = try position.map { bytes throws(FogError) -> Int64 in
-                    var reader = KeyReader(bytes)
-                    guard let row = try? reader.readInt64(), reader.isAtEnd else {
-                        throw FogError(.invalidArguments, message: "the query cursor is corrupt: its position is not a row")
-                    }
-                    return row
-                }
+                let after = try position.map { try OrderKey.row(ofPosition: $0) }
                 try engine.scanRecords(zone: zone, type: type, after: after, txn: txn) { row, buffer in
                     try take(row, buffer)
                 }
@@ -303,29 +297,23 @@ struct QueryRun {
     }
 
     /// Visits the rows of an ordered path after `position`, in order, until `body` returns false.
+    ///
+    /// A position is an order key: for an equality on one value (row order), the row; for
+    /// one field's range, the value's tuple element then the row (complemented when
+    /// descending). Either becomes an entry of the index, (key, row), to resume after.
     private func streamInOrder(after position: [UInt8]?, _ body: (Int64) throws -> Bool) throws {
         switch prepared.path {
         case .values(_, let id, let values):
-            let prefix = Layout.valuePrefix(zone: zone, type: type, field: id) + values[0].encoded
-            var range = ScanRange.prefix(prefix)
-            if let position { (range.lower, range.lowerInclusive) = (prefix + position, false) }
-            try scanRows(range, prefixCount: prefix.count, skip: 0, body)
+            let key = Layout.valuePrefix(zone: zone, type: type, field: id) + values[0].encoded
+            let after = try position.map { (key: key, value: bigEndianKey(try OrderKey.row(ofPosition: $0))) }
+            try scanRows(.exactly(key), after: after, body)
         case .range(_, let id, let lower, let lowerInclusive, let upper, let upperInclusive, _, _):
-            var (range, prefix) = valueRange(field: id, lower, lowerInclusive, upper, upperInclusive)
-            if let position {
-                if prepared.reverse {
-                    let bound = prefix + OrderKey.complement(position)
-                    if range.upper.map({ bound.lexicographicallyPrecedes($0) || bound == $0 }) ?? true {
-                        (range.upper, range.upperInclusive) = (bound, false)
-                    }
-                } else {
-                    let bound = prefix + position
-                    if range.lower.map({ !bound.lexicographicallyPrecedes($0) }) ?? true {
-                        (range.lower, range.lowerInclusive) = (bound, false)
-                    }
-                }
+            let (range, prefix) = valueRange(field: id, lower, lowerInclusive, upper, upperInclusive)
+            let after = try position.map { position in
+                let (value, row) = try OrderKey.valueAndRow(ofPosition: prepared.reverse ? OrderKey.complement(position) : position)
+                return (key: prefix + value, value: bigEndianKey(row))
             }
-            try scanRows(range, prefixCount: prefix.count, skip: 1, reverse: prepared.reverse, body)
+            try scanRows(range, after: after, reverse: prepared.reverse, body)
         default:
             preconditionFailure("QueryRun: \(prepared.path) gives no order")
         }
@@ -341,13 +329,11 @@ struct QueryRun {
             }
         case .values(_, let id, let values):
             for value in values {
-                let prefix = Layout.valuePrefix(zone: zone, type: type, field: id) + value.encoded
-                try scanRows(.prefix(prefix), prefixCount: prefix.count, skip: 0, visit)
+                try scanRows(.exactly(Layout.valuePrefix(zone: zone, type: type, field: id) + value.encoded), visit)
             }
         case .tokens(let tokens):
             for token in tokens {
-                let prefix = Layout.tokenPrefix(zone: zone, type: type) + IndexValue.string(token).encoded
-                try scanRows(.prefix(prefix), prefixCount: prefix.count, skip: 0, visit)
+                try scanRows(.exactly(Layout.tokenPrefix(zone: zone, type: type) + IndexValue.string(token).encoded), visit)
             }
         case .cells(_, let id, let runs):
             let prefix = Layout.cellPrefix(zone: zone, type: type, field: id)
@@ -358,12 +344,11 @@ struct QueryRun {
                 var high = KeyWriter(capacity: 24)
                 high.append(run.row)
                 high.append(run.columns.upperBound)
-                let range = ScanRange(lower: prefix + low.bytes, upper: ScanRange.successor(ofPrefix: prefix + high.bytes))
-                try scanRows(range, prefixCount: prefix.count, skip: 2, visit)
+                try scanRows(ScanRange(lower: prefix + low.bytes, upper: prefix + high.bytes, upperInclusive: true), visit)
             }
         case .range(_, let id, let lower, let lowerInclusive, let upper, let upperInclusive, _, _):
-            let (range, prefix) = valueRange(field: id, lower, lowerInclusive, upper, upperInclusive)
-            try scanRows(range, prefixCount: prefix.count, skip: 1, visit)
+            let (range, _) = valueRange(field: id, lower, lowerInclusive, upper, upperInclusive)
+            try scanRows(range, visit)
         case .typeScan:
             preconditionFailure("QueryRun: whole-type scans read the records table")
         }
@@ -381,18 +366,19 @@ struct QueryRun {
         return (range, prefix)
     }
 
-    /// Scans index entries in `range` and hands `body` the row id that ends each key, after
-    /// the prefix and `skip` more elements.
+    /// Scans the index entries whose keys are in `range`, strictly after the entry `after`
+    /// when given, and hands `body` each entry's row: the key's values, in row order
+    /// (descending when `reverse`).
     private func scanRows(
-        _ range: ScanRange, prefixCount: Int, skip: Int, reverse: Bool = false, _ body: (Int64) throws -> Bool
+        _ range: ScanRange, after: (key: [UInt8], value: [UInt8])? = nil, reverse: Bool = false, _ body: (Int64) throws -> Bool
     ) throws {
-        try txn.scan(engine.indexTable, range: range, reverse: reverse) { key, _ in
-            // A prefix that ends with a string or bytes element also prefixes the values that
-            // continue it with an escaped NUL (`00 FF …`): those are other values, not rows.
-            if skip == 0, key.count > prefixCount, key[prefixCount] == 0xFF { return true }
-            var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefixCount...]))
-            for _ in 0..<skip { try reader.skipElement() }
-            return try body(try reader.readInt64())
+        let visit = { (_: UnsafeRawBufferPointer, row: UnsafeRawBufferPointer) throws -> Bool in
+            try body(try readBigEndianKey(row))
+        }
+        if let after {
+            try txn.scan(engine.indexTable, range: range, reverse: reverse, after: after, visit)
+        } else {
+            try txn.scan(engine.indexTable, range: range, reverse: reverse, visit)
         }
     }
 }

@@ -36,7 +36,7 @@ final class Engine: Sendable {
         do {
             environment = try Environment.open(
                 directory: directory,
-                configuration: .init(tables: Layout.allTables, durability: durability.storage, createsMissingTables: !existed))
+                configuration: Layout.configuration(durability: durability.storage, createsMissingTables: !existed))
         } catch LMDBError.notFound {
             throw FogError(.incompatibleVersion, message: "\(directory.path) holds an LMDB file that is not a FogKit store")
         } catch {
@@ -59,6 +59,7 @@ final class Engine: Sendable {
             let (incarnation, version) = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier, existed: existed)
             self.incarnation = incarnation
             if version < Layout.formatVersion { try migrate(from: version) }
+            try checkIndexTableOptions()
         } catch {
             environment.close()
             throw FogError.wrapping(error)
@@ -143,16 +144,19 @@ final class Engine: Sendable {
         return result
     }
 
-    /// The blocking form of ``write(_:)``, for set-up work outside async contexts.
-    func writeAndWait<R>(_ body: @escaping (WriteTransaction, inout NameWriter) throws -> R) throws -> R {
+    /// The blocking form of ``write(_:)``, for set-up work outside async contexts. With
+    /// `alone`, the transaction is not grouped with other writes (as
+    /// `WriteTransaction.recreate` needs).
+    func writeAndWait<R>(alone: Bool = false, _ body: @escaping (WriteTransaction, inout NameWriter) throws -> R) throws -> R {
         let box = PublishBox()
+        let job = { [self] (txn: WriteTransaction) throws -> R in
+            var writer = NameWriter(engine: self, transaction: txn)
+            let value = try body(txn, &writer)
+            box.set(writer.created, writer.createdFieldTypes)
+            return value
+        }
         let result: R = try mapStorageErrors {
-            try environment.writeAndWait { [self] txn in
-                var writer = NameWriter(engine: self, transaction: txn)
-                let value = try body(txn, &writer)
-                box.set(writer.created, writer.createdFieldTypes)
-                return value
-            }
+            alone ? try environment.writeAloneAndWait(job) : try environment.writeAndWait(job)
         }
         box.publish(to: names)
         return result

@@ -23,9 +23,11 @@ extension StoredRecord: PredicateFields {
     }
 }
 
-/// The index entries of one record: what the `indexes` table holds for it.
+/// The index entries of one record: what the `indexes` table holds for it. Each entry is a
+/// key under which the record's row id is stored (as one of the key's sorted duplicates,
+/// `bigEndianKey(row)`), so the keys do not depend on the row.
 enum IndexEntries {
-    /// Every index key of `record` (stored at `row` in `zone`) under `indexes`, each once.
+    /// Every index key of `record` (in `zone`) under `indexes`, each once.
     ///
     /// An array rather than a set: hashing byte arrays goes byte by byte, and the lists are
     /// short (a few entries per indexed field), so comparing them costs less.
@@ -33,7 +35,7 @@ enum IndexEntries {
     /// `fieldID` gives the interned id of a field name, or `nil` when the name was never
     /// interned (then the field has no entries).
     static func keys(
-        of record: StoredRecord, row: Int64, zone: Int64, type: Int64, indexes: TypeIndexes,
+        of record: StoredRecord, zone: Int64, type: Int64, indexes: TypeIndexes,
         fieldID: (String) throws -> Int64?
     ) rethrows -> [[UInt8]] {
         var keys: [[UInt8]] = []
@@ -43,43 +45,42 @@ enum IndexEntries {
             let value = record.value(forKey: field)
             if options.contains(.searchable), let value { searchable.append(value) }
             guard !options.isDisjoint(with: [.queryable, .sortable]), let id = try fieldID(field) else { continue }
-            keys += fieldKeys(value, options: options, zone: zone, type: type, field: id, row: row)
+            keys += fieldKeys(value, options: options, zone: zone, type: type, field: id)
         }
-        keys += tokenKeys(searchable, zone: zone, type: type, row: row)
+        keys += tokenKeys(searchable, zone: zone, type: type)
         return keys
     }
 
     /// The value and cell entries of one field holding `value` (`nil` when absent).
-    static func fieldKeys(_ value: FieldValue?, options: IndexOptions, zone: Int64, type: Int64, field id: Int64, row: Int64) -> [[UInt8]] {
+    static func fieldKeys(_ value: FieldValue?, options: IndexOptions, zone: Int64, type: Int64, field id: Int64) -> [[UInt8]] {
         switch value {
         case .location(let l)?:
-            return [cellKey(zone: zone, type: type, field: id, location: l, row: row)]
+            return [cellKey(zone: zone, type: type, field: id, location: l)]
         case .locationList(let list)?:
             // Two locations of a list may share a cell.
             var cells: [[UInt8]] = []
             for l in list {
-                let key = cellKey(zone: zone, type: type, field: id, location: l, row: row)
+                let key = cellKey(zone: zone, type: type, field: id, location: l)
                 if !cells.contains(key) { cells.append(key) }
             }
             return cells
         case let value?:
             return IndexValue.entries(of: value).map {
-                valueKey(zone: zone, type: type, field: id, value: $0.keyed(for: options), row: row)
+                valueKey(zone: zone, type: type, field: id, value: $0.keyed(for: options))
             }
         case nil:
-            return options.contains(.sortable) ? [valueKey(zone: zone, type: type, field: id, value: .null, row: row)] : []
+            return options.contains(.sortable) ? [valueKey(zone: zone, type: type, field: id, value: .null)] : []
         }
     }
 
     /// The token entries of the searchable values of a record.
-    static func tokenKeys(_ searchable: [FieldValue], zone: Int64, type: Int64, row: Int64) -> [[UInt8]] {
+    static func tokenKeys(_ searchable: [FieldValue], zone: Int64, type: Int64) -> [[UInt8]] {
         TextTokens.tokens(of: searchable).map { token in
             var w = KeyWriter(capacity: 32)
             w.append(zone)
             w.append(type)
             w.append(Layout.tokensField)
             w.append(token)
-            w.append(row)
             return w.bytes
         }
     }
@@ -103,18 +104,17 @@ enum IndexEntries {
         }
     }
 
-    static func valueKey(zone: Int64, type: Int64, field: Int64, value: IndexValue, row: Int64) -> [UInt8] {
+    static func valueKey(zone: Int64, type: Int64, field: Int64, value: IndexValue) -> [UInt8] {
         var w = KeyWriter(capacity: 48)
         w.append(zone)
         w.append(type)
         w.append(field)
         w.append(Layout.valueKind)
         value.append(to: &w)
-        w.append(row)
         return w.bytes
     }
 
-    static func cellKey(zone: Int64, type: Int64, field: Int64, location: Location, row: Int64) -> [UInt8] {
+    static func cellKey(zone: Int64, type: Int64, field: Int64, location: Location) -> [UInt8] {
         let cell = GeoGrid.cell(location)
         var w = KeyWriter(capacity: 40)
         w.append(zone)
@@ -123,7 +123,6 @@ enum IndexEntries {
         w.append(Layout.cellKind)
         w.append(cell.latitude)
         w.append(cell.longitude)
-        w.append(row)
         return w.bytes
     }
 }
@@ -140,10 +139,12 @@ extension Engine {
     }
 
     /// The general form: the old entries are computed under `oldIndexes` and the new ones
-    /// under `newIndexes` (an index definition change).
+    /// under `newIndexes` (an index definition change). `ascendingRows` says that the caller
+    /// goes through records in row order, so that the row is likely the largest of the keys
+    /// it is added to (as a new record's is).
     func updateIndexEntries(
         old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, type: Int64, oldIndexes: TypeIndexes,
-        newIndexes: TypeIndexes, txn: WriteTransaction, names: inout NameResolver
+        newIndexes: TypeIndexes, ascendingRows: Bool = false, txn: WriteTransaction, names: inout NameResolver
     ) throws {
         if let old, let new, oldIndexes == newIndexes {
             // An update under unchanged indexes: only the fields whose value changed.
@@ -154,28 +155,34 @@ extension Engine {
                 if options.contains(.searchable) { tokensChanged = true }
                 guard !options.isDisjoint(with: [.queryable, .sortable]), let id = try names.id(field) else { continue }
                 try replace(
-                    IndexEntries.fieldKeys(a, options: options, zone: zone, type: type, field: id, row: row),
-                    with: IndexEntries.fieldKeys(b, options: options, zone: zone, type: type, field: id, row: row), txn: txn)
+                    IndexEntries.fieldKeys(a, options: options, zone: zone, type: type, field: id),
+                    with: IndexEntries.fieldKeys(b, options: options, zone: zone, type: type, field: id), row: row, txn: txn)
             }
             if tokensChanged {
                 let searchable = newIndexes.searchableFields
                 try replace(
-                    IndexEntries.tokenKeys(searchable.compactMap { old.value(forKey: $0) }, zone: zone, type: type, row: row),
-                    with: IndexEntries.tokenKeys(searchable.compactMap { new.value(forKey: $0) }, zone: zone, type: type, row: row),
-                    txn: txn)
+                    IndexEntries.tokenKeys(searchable.compactMap { old.value(forKey: $0) }, zone: zone, type: type),
+                    with: IndexEntries.tokenKeys(searchable.compactMap { new.value(forKey: $0) }, zone: zone, type: type),
+                    row: row, txn: txn)
             }
             return
         }
-        let before = try old.map { try IndexEntries.keys(of: $0, row: row, zone: zone, type: type, indexes: oldIndexes) { try names.id($0) } } ?? []
-        let after = try new.map { try IndexEntries.keys(of: $0, row: row, zone: zone, type: type, indexes: newIndexes) { try names.id($0) } } ?? []
-        try replace(before, with: after, txn: txn)
+        let before = try old.map { try IndexEntries.keys(of: $0, zone: zone, type: type, indexes: oldIndexes) { try names.id($0) } } ?? []
+        let after = try new.map { try IndexEntries.keys(of: $0, zone: zone, type: type, indexes: newIndexes) { try names.id($0) } } ?? []
+        try replace(before, with: after, row: row, isNew: old == nil || ascendingRows, txn: txn)
     }
 
-    /// Deletes the entries only `before` has and adds the ones only `after` has.
-    private func replace(_ before: [[UInt8]], with after: [[UInt8]], txn: WriteTransaction) throws {
-        for key in before where !after.contains(key) { try txn.delete(key, in: indexTable) }
-        for key in after where !before.contains(key) { try txn.put([], forKey: key, in: indexTable) }
-
+    /// Removes `row` from the keys only `before` has and adds it to the ones only `after` has.
+    ///
+    /// A new record's row (`isNew`) is greater than every row stored, since row ids only grow,
+    /// so it is appended to its keys' values: the pages of a key that many records share then
+    /// fill up instead of being split in half.
+    private func replace(_ before: [[UInt8]], with after: [[UInt8]], row: Int64, isNew: Bool = false, txn: WriteTransaction) throws {
+        let value = bigEndianKey(row)
+        for key in before where !after.contains(key) { try txn.delete(duplicate: value, forKey: key, in: indexTable) }
+        for key in after where !before.contains(key) {
+            try txn.insert(duplicate: value, forKey: key, in: indexTable, appending: isNew)
+        }
     }
 
     /// The number of index definition changes so far (0 before any): the version the

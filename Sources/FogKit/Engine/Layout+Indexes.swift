@@ -3,16 +3,19 @@ import Foundation
 
 /// Keys of the `indexes` table and of index definitions in `schema`.
 ///
-/// Every index entry is a tuple that starts with (zone id, record type id, field id); a record
+/// Every index key is a tuple that starts with (zone id, record type id, field id); a record
 /// type's records themselves are found by scanning `records` (see `Engine.scanRecords`):
 ///
 /// | entry | key |
 /// |---|---|
-/// | a value (queryable / sortable; one per list element; null when absent and sortable) | (zone, type, field, 0, value, row) |
-/// | a location cell | (zone, type, field, 1, latitude cell, longitude cell, row) |
-/// | a text token of a searchable field | (zone, type, -1, token, row) |
+/// | a value (queryable / sortable; one per list element; null when absent and sortable) | (zone, type, field, 0, value) |
+/// | a location cell | (zone, type, field, 1, latitude cell, longitude cell) |
+/// | a text token of a searchable field | (zone, type, -1, token) |
 ///
-/// Values are empty. `Docs/OnDiskFormat.md` describes the table; change both together.
+/// The table has sorted, fixed-size duplicates (``Layout/indexTableOptions``): the values of a
+/// key are the row ids of its records, 8 bytes big-endian each (`bigEndianKey(row)`), so an
+/// entry is a (key, row) pair, a key shared by many records is stored once, and a key's rows
+/// read in row order. `Docs/OnDiskFormat.md` describes the table; change both together.
 extension Layout {
     static let metaSchemaVersion: [UInt8] = Array("schemaVersion".utf8)
 

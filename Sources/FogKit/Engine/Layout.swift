@@ -4,10 +4,10 @@ import FogStorage
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
 enum Layout {
     /// The format version written in `meta`; a store with another version is refused.
-    static let formatVersion: Int64 = 2
+    static let formatVersion: Int64 = 3
     /// The versions this FogKit opens; older ones are migrated when opened (see
     /// `Engine.migrate(from:)`).
-    static let readableFormatVersions: ClosedRange<Int64> = 1...2
+    static let readableFormatVersions: ClosedRange<Int64> = 1...3
 
     static let meta = "meta"
     static let zones = "zones"
@@ -22,6 +22,16 @@ enum Layout {
     static let databaseChanges = "dbchanges"
 
     static let allTables = [meta, zones, zoneIDs, names, records, schema, users, refs, indexes, changes, databaseChanges]
+
+    /// `indexes` holds a key's rows as sorted duplicates of 8 bytes each (from version 3).
+    static let indexTableOptions: Table.Options = [.sortedDuplicates, .fixedSizeDuplicates]
+    static let tableOptions: [String: Table.Options] = [indexes: indexTableOptions]
+
+    /// The environment configuration of a store.
+    static func configuration(durability: Environment.Durability = .durable, createsMissingTables: Bool) -> Environment.Configuration {
+        Environment.Configuration(
+            tables: allTables, tableOptions: tableOptions, durability: durability, createsMissingTables: createsMissingTables)
+    }
 
     // MARK: meta keys
     static let metaFormat: [UInt8] = Array("format".utf8)

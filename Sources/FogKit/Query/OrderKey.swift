@@ -10,8 +10,8 @@ import Foundation
 /// reverses the order of prefix-free encodings; a descending key that another key follows
 /// also gets an `FF` separator, because a string's encoding with its terminator complemented
 /// is a prefix of its continuations'. For one ascending
-/// field the key equals the suffix of the field's index entries after the field's prefix,
-/// which is what lets an index scan resume from a cursor.
+/// field the key is the value element of the field's index key (after the field's prefix)
+/// followed by the row id, which is what lets an index scan resume from a cursor.
 struct OrderKey {
     let order: [Query.SortDescriptor]
 
@@ -47,4 +47,29 @@ struct OrderKey {
     }
 
     static func complement(_ bytes: [UInt8]) -> [UInt8] { bytes.map { ~$0 } }
+}
+
+extension OrderKey {
+    /// The row of a position in row order (no sort key): the tuple (row).
+    static func row(ofPosition position: [UInt8]) throws(FogError) -> Int64 {
+        var reader = KeyReader(position)
+        guard let row = try? reader.readInt64(), reader.isAtEnd else {
+            throw FogError(.invalidArguments, message: "the query cursor is corrupt: its position is not a row")
+        }
+        return row
+    }
+
+    /// The value element and the row of a position of one ascending sort key: the tuple
+    /// (value, row). The value's bytes are as the field's index keys hold them.
+    static func valueAndRow(ofPosition position: [UInt8]) throws(FogError) -> (value: [UInt8], row: Int64) {
+        var reader = KeyReader(position)
+        guard (try? reader.skipElement()) != nil else {
+            throw FogError(.invalidArguments, message: "the query cursor is corrupt: its position holds no value")
+        }
+        let end = reader.offset
+        guard let row = try? reader.readInt64(), reader.isAtEnd else {
+            throw FogError(.invalidArguments, message: "the query cursor is corrupt: its position does not end with a row")
+        }
+        return (Array(position[..<end]), row)
+    }
 }

@@ -144,7 +144,7 @@ extension Engine {
         }
 
         // 2. Equality: the candidate with the fewest entries (counted only when there is a
-        // choice to make).
+        // choice to make: the number of rows under each value's key).
         var equalities: [AccessPath] = []
         for condition in conditions {
             let key: PredicateKey
@@ -170,13 +170,9 @@ extension Engine {
         var best: (path: AccessPath, count: Int)?
         for path in equalities {
             guard case .values(_, let id, let values) = path else { continue }
-            let cap = 1_000
             var count = 0
-            for v in values where count < cap {
-                try txn.scan(indexTable, range: .prefix(Layout.valuePrefix(zone: zone, type: typeID, field: id) + v.encoded)) { _, _ in
-                    count += 1
-                    return count < cap
-                }
+            for v in values {
+                count += try txn.valueCount(forKey: Layout.valuePrefix(zone: zone, type: typeID, field: id) + v.encoded, in: indexTable)
             }
             if best == nil || count < best!.count { best = (path, count) }
         }
@@ -191,13 +187,7 @@ extension Engine {
                 // Every token must match: reading the rarest one is enough.
                 var rarest: (String, Int)?
                 for token in tokens {
-                    var w = KeyWriter()
-                    w.append(token)
-                    var count = 0
-                    try txn.scan(indexTable, range: .prefix(Layout.tokenPrefix(zone: zone, type: typeID) + w.bytes)) { _, _ in
-                        count += 1
-                        return count < 1_000
-                    }
+                    let count = try txn.valueCount(forKey: Layout.tokenPrefix(zone: zone, type: typeID) + IndexValue.string(token).encoded, in: indexTable)
                     if rarest == nil || count < rarest!.1 { rarest = (token, count) }
                 }
                 return .tokens([rarest!.0])

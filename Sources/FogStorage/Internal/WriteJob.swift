@@ -5,10 +5,13 @@
 /// transaction. `complete` runs once, on the writer thread, after the group's
 /// commit (or its failure), with no transaction open.
 final class WriteJob: @unchecked Sendable {
+    /// Whether the job runs in a transaction of its own (never grouped, never nested).
+    let alone: Bool
     let body: (WriteTransaction) throws -> Void
     let complete: (Result<Void, any Error>) -> Void
 
-    init(body: @escaping (WriteTransaction) throws -> Void, complete: @escaping (Result<Void, any Error>) -> Void) {
+    init(alone: Bool = false, body: @escaping (WriteTransaction) throws -> Void, complete: @escaping (Result<Void, any Error>) -> Void) {
+        self.alone = alone
         self.body = body
         self.complete = complete
     }

@@ -85,13 +85,18 @@ final class WriterThread: @unchecked Sendable {
                 condition.unlock()
                 return
             }
+            // A job that runs alone is a batch by itself; the others are grouped up to it.
+            var count = 1
+            if !queue[0].alone {
+                while count < min(limit, queue.count), !queue[count].alone { count += 1 }
+            }
             let batch: [WriteJob]
-            if queue.count <= limit {
+            if count == queue.count {
                 batch = queue
                 queue.removeAll(keepingCapacity: true)
             } else {
-                batch = Array(queue.prefix(limit))
-                queue.removeFirst(limit)
+                batch = Array(queue.prefix(count))
+                queue.removeFirst(count)
             }
             condition.unlock()
             let results = commit(batch)
@@ -117,17 +122,23 @@ final class WriterThread: @unchecked Sendable {
             var results: [Result<Void, any Error>] = []
             results.reserveCapacity(jobs.count)
             var mapFull = false
+            // Tables recreated by the transaction: their handles must be opened again if
+            // it is rolled back (only a job that runs alone may recreate).
+            var recreated: [Table] = []
             if jobs.count == 1 {
                 let txn = WriteTransaction(txn: parent!, environment: env)
+                txn.isAlone = jobs[0].alone
                 do {
                     try jobs[0].body(txn)
                     if txn.sawMapFull { mapFull = true } else { results.append(.success(())) }
                 } catch {
                     if txn.sawMapFull { mapFull = true } else {
                         mdb_txn_abort(parent)
+                        env.reopenTables(txn.recreatedTables)
                         return [.failure(error)]
                     }
                 }
+                recreated = txn.recreatedTables
             } else {
                 for job in jobs {
                     var child: OpaquePointer?
@@ -158,10 +169,13 @@ final class WriterThread: @unchecked Sendable {
             }
             if mapFull {
                 mdb_txn_abort(parent)
+                env.reopenTables(recreated)
                 env.growMap()
                 continue
             }
             let commitCode = mdb_txn_commit(parent)
+            // A failed commit has rolled the transaction back.
+            if commitCode != 0 { env.reopenTables(recreated) }
             if commitCode == MDB_MAP_FULL {
                 env.growMap()
                 continue
