@@ -7,33 +7,6 @@ import Testing
 /// decoded one: the same values, and corrupt bytes refused up front with a typed error,
 /// never discovered when a field is read.
 @Suite struct EncodedRecordTests {
-    private static func string(_ rng: inout SplitMix64) -> String {
-        let pool: [Character] = ["a", "é", "😀", "中", " ", "\u{0}", "z"]
-        return String((0..<rng.int(0...40)).map { _ in rng.pick(pool) })
-    }
-
-    private static func value(_ rng: inout SplitMix64) -> FieldValue {
-        let n = rng.int(0...12)
-        let location = Location(latitude: 1, longitude: 2)
-        let reference = Record.Reference(recordID: Record.ID(recordName: "n\(n)"), action: .none)
-        switch rng.int(0...13) {
-        case 0: return .string(string(&rng))
-        case 1: return .int64(Int64.random(in: .min ... .max, using: &rng))
-        case 2: return .double(Double(n) / 3)
-        case 3: return .bytes(Data((0..<n).map { UInt8(truncatingIfNeeded: $0) }))
-        case 4: return .date(Date(timeIntervalSinceReferenceDate: Double(n) * 1000))
-        case 5: return .location(location)
-        case 6: return .reference(reference)
-        case 7: return .stringList((0..<n).map { _ in string(&rng) })
-        case 8: return .int64List((0..<n).map { Int64($0) })
-        case 9: return .doubleList((0..<n).map { Double($0) })
-        case 10: return .bytesList((0..<n).map { Data(count: $0) })
-        case 11: return .dateList((0..<n).map { Date(timeIntervalSinceReferenceDate: Double($0)) })
-        case 12: return .locationList((0..<n % 4).map { _ in location })
-        default: return .referenceList((0..<n).map { _ in reference })
-        }
-    }
-
     private static func encoded(_ values: [String: FieldValue], names: inout [String: Int64]) throws -> [UInt8] {
         let record = StoredRecord(
             recordType: "Note", recordName: "r1", zone: 3, values: values, parent: nil, share: nil, creationDate: Date(),
@@ -49,10 +22,8 @@ import Testing
     @Test func everyPayloadThatPassesTheCheckDecodes() {
         var rng = SplitMix64(seed: 21)
         for _ in 0..<4_000 {
-            let value = Self.value(&rng)
-            var writer = ByteWriter(capacity: 0)
-            RecordCodec.encodePayload(value, into: &writer)
-            var bytes = writer.bytes
+            let value = RandomFieldValues.value(&rng, scale: 12)
+            var bytes = RandomFieldValues.payload(value)
             // The intact payload passes and decodes to the value.
             bytes.withUnsafeBytes { buffer in
                 #expect((try? RecordCodec.checkPayload(buffer, type: value.fieldType)) != nil)
@@ -77,7 +48,7 @@ import Testing
         var rng = SplitMix64(seed: 22)
         for _ in 0..<1_500 {
             var values: [String: FieldValue] = [:]
-            for i in 0..<rng.int(0...6) { values["f\(i)"] = Self.value(&rng) }
+            for i in 0..<rng.int(0...6) { values["f\(i)"] = RandomFieldValues.value(&rng, scale: 12) }
             var names: [String: Int64] = [:]
             var bytes = try Self.encoded(values, names: &names)
             try bytes.withUnsafeBytes { buffer in
@@ -118,7 +89,7 @@ import Testing
                 var values: [String: FieldValue] = [:]
                 // Named by type: one type per field name, as the schema requires.
                 for _ in 0..<rng.int(0...5) {
-                    let value = Self.value(&rng).resolvedForTest(zone)
+                    let value = RandomFieldValues.value(&rng, scale: 12).resolvedForTest(zone)
                     values["k\(value.fieldType.rawValue)"] = value
                 }
                 for (key, value) in values { record.setFieldValue(value, forKey: key) }

@@ -52,7 +52,8 @@ final class FieldNameTable: @unchecked Sendable {
 /// (many live blocks of assorted sizes are what glibc's allocator handles worst).
 ///
 /// A chunk lives as long as any record whose bytes it holds: keeping one record of a
-/// page keeps its chunk (at most ``FieldArena/recordsPerChunk`` records' bytes).
+/// page keeps its chunk (at most ``FieldArena/recordsPerChunk`` records' bytes, or
+/// ``FieldArena/maximumChunk`` bytes, or one record's).
 final class FieldArena: ManagedBuffer<FieldArena.Header, UInt8>, @unchecked Sendable {
     struct Header {
         var used: Int
@@ -61,6 +62,8 @@ final class FieldArena: ManagedBuffer<FieldArena.Header, UInt8>, @unchecked Send
 
     /// How many records' bytes a chunk is sized for, at most.
     static let recordsPerChunk = 128
+    /// The largest chunk made for several records, in bytes.
+    static let maximumChunk = 256 * 1024
 
     static func make(capacity: Int) -> FieldArena {
         unsafeDowncast(create(minimumCapacity: capacity) { _ in Header(used: 0, capacity: capacity) }, to: FieldArena.self)
@@ -91,9 +94,11 @@ struct FieldArenaWriter {
     mutating func copy(_ bytes: UnsafeRawBufferPointer) -> (FieldArena, Int) {
         defer { expected = max(1, expected - 1) }
         if let current, let offset = current.append(bytes) { return (current, offset) }
-        // Size the chunk for the records still expected, as large as this one plus slack.
+        // Size the chunk for the records still expected, each as large as this one plus
+        // slack, within `maximumChunk` (a large record gets a chunk of its own size).
         let records = min(expected, FieldArena.recordsPerChunk)
-        let chunk = FieldArena.make(capacity: records == 1 ? bytes.count : records * (bytes.count + bytes.count / 4))
+        let wanted = records == 1 ? bytes.count : min(records * (bytes.count + bytes.count / 4), FieldArena.maximumChunk)
+        let chunk = FieldArena.make(capacity: max(bytes.count, wanted))
         current = chunk
         return (chunk, chunk.append(bytes)!)
     }

@@ -76,7 +76,8 @@ extension Engine {
             var page = ZoneChangePage(token: token(current, .max), clientChangeTokenData: try clientChangeToken(zone: info.id, txn: txn), moreComing: false)
             var count = 0
             var last: (Int64, Int64)?
-            let selection = try FieldSelection(wanted, names: &names)
+            let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names))
+            var arena = FieldArenaWriter(expectedRecords: limit)
             try txn.scan(changeTable, range: range) { key, value in
                 if count == limit {
                     page.moreComing = true
@@ -88,10 +89,12 @@ extension Engine {
                 var r = ByteReader(value)
                 switch try r.u8() {
                 case Layout.changedEntry:
-                    guard let stored = try txn.withValue(forKey: bigEndianKey(row), in: records, {
-                        try RecordCodec.decode($0, names: &names, fields: selection)
+                    guard let record = try withUnsafeBytes(of: row.bigEndian, { key in
+                        try txn.withValue(forKey: key, in: records) {
+                            try RecordView($0).makeRecord(id: nil, table: table, arena: &arena, names: &names)
+                        }
                     }) else { throw FormatError(message: "change log entry for missing row \(row)") }
-                    page.changed.append(stored.makeRecord(zoneID: zoneID, assetDirectory: assetDirectory))
+                    page.changed.append(record)
                 case Layout.deletedEntry:
                     let type = try names.name(r.int64())
                     let name = try r.rawString(count: value.count - r.offset)
