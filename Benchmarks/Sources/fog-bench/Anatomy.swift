@@ -4,7 +4,7 @@ import Foundation
 
 /// `anatomy`: where the time of a batched fetch goes, through the public API: 100,000
 /// records fetched 400 per request, with no fields, with all fields, and with all fields
-/// read by the caller.
+/// read by the caller; then one per request.
 func fetchAnatomy() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -47,6 +47,15 @@ func fetchAnatomy() async throws {
             let results = try await database.records(for: batch)
             for id in batch {
                 let record = try results[id]!.get()
+                for key in ["title", "body", "score", "createdAt", "tags", "author"] { _ = record.fieldValue(forKey: key) }
+            }
+        }
+        try await time("record(for:), one a request") { batch in
+            for id in batch { _ = try await database.record(for: id) }
+        }
+        try await time("record(for:), each field read") { batch in
+            for id in batch {
+                let record = try await database.record(for: id)
                 for key in ["title", "body", "score", "createdAt", "tags", "author"] { _ = record.fieldValue(forKey: key) }
             }
         }

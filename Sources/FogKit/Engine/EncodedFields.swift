@@ -162,7 +162,7 @@ struct EncodedFields: @unchecked Sendable {
     }
 
     private func decode(_ type: FieldType, _ payload: UnsafeRawBufferPointer) -> FieldValue? {
-        guard let value = try? RecordCodec.decodePayload(payload, type: type) else { return nil }
+        guard let value = RecordCodec.decodeChecked(payload, type: type) else { return nil }
         return value.needsResolution ? value.resolved(zoneID: table.zoneID, assetDirectory: table.assetDirectory) : value
     }
 

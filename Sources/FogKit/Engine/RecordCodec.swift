@@ -272,6 +272,20 @@ enum RecordCodec {
         return value
     }
 
+    /// Decodes a payload that passed ``checkPayload(_:type:)``: scalars are read directly,
+    /// the rest through ``decodePayload(_:type:)``; `nil` only if the check was skipped.
+    @inline(__always)
+    static func decodeChecked(_ buffer: UnsafeRawBufferPointer, type: FieldType) -> FieldValue? {
+        switch type {
+        case .string: return .string(String(decoding: buffer, as: UTF8.self))
+        case .int64 where buffer.count == 8: return .int64(Int64(littleEndian: buffer.loadUnaligned(as: Int64.self)))
+        case .double where buffer.count == 8: return .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self))))
+        case .timestamp where buffer.count == 8:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self)))))
+        default: return try? decodePayload(buffer, type: type)
+        }
+    }
+
     /// Checks that `buffer` holds a well-formed payload of `type`, allocating nothing:
     /// once it passes, ``decodePayload(_:type:)`` cannot fail on it.
     static func checkPayload(_ buffer: UnsafeRawBufferPointer, type: FieldType) throws {

@@ -88,17 +88,33 @@ struct RecordView {
         _ buffer: UnsafeRawBufferPointer, count: Int, tableStart: Int, payloadStart: Int,
         _ body: (Int64, FieldType, UnsafeRawBufferPointer) throws -> Bool
     ) rethrows {
-        var table = ByteReader(buffer, offset: tableStart)
+        var i = tableStart
         var offset = payloadStart
         for _ in 0..<count {
-            // The table was checked: these reads cannot fail.
-            let id = (try? table.int64()) ?? 0
-            let code = (try? table.u8()) ?? 0
-            let length = (try? table.int()) ?? 0
-            guard let type = FieldType(rawValue: code), offset + length <= buffer.count else { return }
+            // The table was checked: plain reads, no error paths.
+            let id = Int64(bitPattern: readVarint(buffer, &i))
+            guard i < buffer.count, let type = FieldType(rawValue: buffer[i]) else { return }
+            i += 1
+            let length = Int(truncatingIfNeeded: readVarint(buffer, &i))
+            guard length >= 0, length <= buffer.count - offset else { return }
             if try !body(id, type, UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length])) { return }
             offset += length
         }
+    }
+
+    /// A varint at `i` of a checked buffer (stops at the end rather than failing).
+    @inline(__always)
+    static func readVarint(_ buffer: UnsafeRawBufferPointer, _ i: inout Int) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < buffer.count {
+            let b = buffer[i]
+            i += 1
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 || shift >= 63 { return result }
+            shift += 7
+        }
+        return result
     }
 
     /// The type and payload of the field with name id `id`, if the record has it.
@@ -119,7 +135,7 @@ struct RecordView {
     /// in no folder), if the record has it.
     func value(of id: Int64) -> FieldValue? {
         guard let (type, bytes) = payload(of: id) else { return nil }
-        return try? RecordCodec.decodePayload(bytes, type: type)
+        return RecordCodec.decodeChecked(bytes, type: type)
     }
 }
 
@@ -181,7 +197,7 @@ struct ViewFields: PredicateFields {
         if let keys { return keys.compactMap { key in ids.id(of: key).flatMap { view.value(of: $0) } } }
         var values: [FieldValue] = []
         RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { _, type, payload in
-            if let value = try? RecordCodec.decodePayload(payload, type: type) { values.append(value) }
+            if let value = RecordCodec.decodeChecked(payload, type: type) { values.append(value) }
             return true
         }
         return values
