@@ -52,7 +52,7 @@ import Testing
             var names: [String: Int64] = [:]
             var bytes = try Self.encoded(values, names: &names)
             try bytes.withUnsafeBytes { buffer in
-                let view = try RecordView(buffer)
+                let view = try RecordView(buffer, checking: .all)
                 #expect(view.recordName == "r1" && view.zone == 3 && view.changeSequence == 7 && view.count == values.count)
                 for (key, value) in values { #expect(view.value(of: names[key]!) == value) }
             }
@@ -64,13 +64,29 @@ import Testing
                 }
             }
             bytes.withUnsafeBytes { buffer in
-                guard let view = try? RecordView(buffer) else { return }
+                guard let view = try? RecordView(buffer, checking: .all) else { return }
                 // Whatever passes must read without failing.
                 RecordView.forEachField(buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, _, _ in
                     #expect(view.value(of: id) != nil)
                     return true
                 }
             }
+        }
+    }
+
+    /// A view checks the payloads of the fields it is asked to: a damaged field fails a view
+    /// that reads it, and only such a view.
+    @Test func viewsCheckTheFieldsTheyRead() throws {
+        var names: [String: Int64] = [:]
+        var bytes = try Self.encoded(["a": .int64(1), "b": .stringList(["x", "y"])], names: &names)
+        // "b" is the last payload: 02 01 78 01 79. Claim 127 elements.
+        bytes[bytes.count - 5] = 0x7F
+        try bytes.withUnsafeBytes { buffer in
+            let onlyA = try RecordView(buffer, checking: FieldSelection(ids: [names["a"]!]))
+            #expect(onlyA.value(of: names["a"]!) == .int64(1))
+            #expect(onlyA.checked.covers(FieldSelection(ids: [names["a"]!])) && !onlyA.checked.covers(.all))
+            #expect(throws: FormatError.self) { try RecordView(buffer, checking: .all) }
+            #expect(throws: FormatError.self) { try RecordView(buffer, checking: FieldSelection(ids: [names["b"]!])) }
         }
     }
 

@@ -91,7 +91,7 @@ extension Engine {
                 case Layout.changedEntry:
                     guard let record = try withUnsafeBytes(of: row.bigEndian, { key in
                         try txn.withValue(forKey: key, in: records) {
-                            try RecordView($0).makeRecord(id: nil, table: table, arena: &arena, names: &names)
+                            try RecordView($0, checking: table.selection).makeRecord(id: nil, table: table, arena: &arena, names: &names)
                         }
                     }) else { throw FormatError(message: "change log entry for missing row \(row)") }
                     page.changed.append(record)

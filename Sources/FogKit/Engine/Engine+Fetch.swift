@@ -49,7 +49,7 @@ extension Engine {
                     let record = try rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
                         try withUnsafeBytes(of: row.bigEndian) { key in
                             try txn.withValue(forKey: key, in: records) { buffer in
-                                try RecordView(buffer).makeRecord(id: id, table: table!, arena: &arena, names: &names)
+                                try RecordView(buffer, checking: selection).makeRecord(id: id, table: table!, arena: &arena, names: &names)
                             }
                         }
                     }

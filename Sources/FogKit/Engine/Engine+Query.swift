@@ -158,6 +158,8 @@ struct QueryRun {
     private let fieldIDs: FieldIDs
     /// Whether the predicate or the sort reads the creator or the last modifier.
     private let readsUsers: Bool
+    /// The fields whose payloads a candidate's view checks: those the query reads and returns.
+    private let checking: FieldSelection
 
     init(
         engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
@@ -178,6 +180,8 @@ struct QueryRun {
             if let id = try self.names.id(field) { ids[field] = id }
         }
         fieldIDs = FieldIDs(ids)
+        // A token search over every field reads them all.
+        checking = prepared.filterFields == nil ? .all : table.selection.union(FieldSelection(ids: Array(ids.values)))
         let keys = prepared.order.map(\.key) + Self.keys(of: prepared.predicate)
         readsUsers = keys.contains { $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID }
     }
@@ -262,7 +266,7 @@ struct QueryRun {
         if more { best.removeLast(best.count - limit) }
         // Only the batch's records are made, as they are returned.
         let matches = try best.map { item in
-            guard let record = try Self.withRecord(item.row, txn, records, { try makeRecord(RecordView($0)) }) else {
+            guard let record = try Self.withRecord(item.row, txn, records, { try makeRecord(RecordView($0, checking: table.selection)) }) else {
                 throw FormatError(message: "row \(item.row) vanished inside a snapshot")
             }
             return QueryMatch(row: item.row, record: record, key: item.key)
@@ -282,7 +286,7 @@ struct QueryRun {
     /// The fields of the encoded record `buffer` when it belongs to the query's zone and
     /// type and matches the predicate (or, with `check` false, whatever it holds).
     private mutating func matchesView(_ buffer: UnsafeRawBufferPointer, check: Bool = true) throws -> ViewFields? {
-        let view = try RecordView(buffer)
+        let view = try RecordView(buffer, checking: checking)
         guard !check || (view.zone == zone && view.type == type) else { return nil }
         let fields = ViewFields(
             view: view, ids: fieldIDs, creator: readsUsers ? try names.name(view.creator) : nil,

@@ -27,6 +27,19 @@ struct FieldSelection {
 
     @inline(__always)
     func contains(_ id: Int64) -> Bool { ids?.contains(id) ?? true }
+
+    /// Every field either selection holds.
+    func union(_ other: FieldSelection) -> FieldSelection {
+        guard let ids, let others = other.ids else { return .all }
+        return FieldSelection(ids: ids + others.filter { !ids.contains($0) })
+    }
+
+    /// Whether every field `other` selects is selected here.
+    func covers(_ other: FieldSelection) -> Bool {
+        guard let ids else { return true }
+        guard let others = other.ids else { return false }
+        return others.allSatisfy(ids.contains)
+    }
 }
 
 enum RecordCodec {

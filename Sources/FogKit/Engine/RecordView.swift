@@ -25,9 +25,13 @@ struct RecordView {
     let count: Int
     let tableStart: Int
     let payloadStart: Int
+    /// The fields whose payloads were checked.
+    let checked: FieldSelection
 
-    /// Parses and checks `buffer`; a corrupt record throws ``FormatError``.
-    init(_ buffer: UnsafeRawBufferPointer) throws {
+    /// Parses and checks `buffer`: the header, the field table, and the payloads of the fields
+    /// `checking` selects (the ones the caller will read; reading another may find it damaged
+    /// and see it as missing). A corrupt record throws ``FormatError``.
+    init(_ buffer: UnsafeRawBufferPointer, checking: FieldSelection) throws {
         self.buffer = buffer
         var r = ByteReader(buffer)
         let v = try r.u8()
@@ -58,14 +62,17 @@ struct RecordView {
         var table = ByteReader(buffer, offset: tableStart)
         var offset = payloadStart
         for _ in 0..<count {
-            _ = try table.varint()
+            let id = try table.int64()
             let code = try table.u8()
             guard let type = FieldType(rawValue: code) else { throw FormatError(message: "field type code \(code)") }
             let length = try table.int()
             guard length <= buffer.count - offset else { throw FormatError(message: "field table overruns the record") }
-            try RecordCodec.checkPayload(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]), type: type)
+            if checking.contains(id) {
+                try RecordCodec.checkPayload(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]), type: type)
+            }
             offset += length
         }
+        self.checked = checking
     }
 
     private static func stringRange(_ r: inout ByteReader) throws -> Range<Int> {
@@ -146,6 +153,8 @@ extension RecordView {
     func makeRecord(
         id: Record.ID?, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver
     ) throws -> Record {
+        // Only checked payloads may be handed out: decoding them later cannot fail.
+        precondition(checked.covers(table.selection), "RecordView.makeRecord: the returned fields were not checked")
         let zoneID = table.zoneID
         var system = Record.SystemFields()
         system.creationDate = Date(timeIntervalSinceReferenceDate: creationDate)
