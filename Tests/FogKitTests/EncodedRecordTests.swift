@@ -1,5 +1,6 @@
 @testable import FogKit
 import Foundation
+import Synchronization
 import Testing
 
 /// Fetched records keep their encoded fields and decode a field when it is read; query
@@ -141,6 +142,32 @@ import Testing
             (matches, next) = try await db.records(continuingMatchFrom: cursor, desiredKeys: ["k2"], resultsLimit: 33)
         }
         #expect(seen == saved.count)
+    }
+
+    /// Desired keys limit what a fetched record keeps, not only what it shows: a large field
+    /// left out takes no memory. Assets read twice are the same instance, as in CloudKit.
+    @Test func desiredKeysLimitWhatRecordsKeep() async throws {
+        let store = try TestStore()
+        let db = store.container.privateCloudDatabase
+        let record = Record(recordType: "Doc", recordID: Record.ID(recordName: "d"))
+        record["title"] = "t"
+        record["blob"] = Data(count: 600_000)
+        let file = store.directory.appendingPathComponent("a.bin")
+        try Data("asset".utf8).write(to: file)
+        record["file"] = Asset(fileURL: file)
+        try await db.save(record)
+        for fetched in [
+            try await db.records(for: [record.recordID], desiredKeys: ["title"])[record.recordID]!.get(),
+            try await db.records(matching: Query(recordType: "Doc", predicate: QueryPredicate(value: true)), desiredKeys: ["title"])
+                .matchResults[0].1.get(),
+        ] {
+            #expect(fetched.allKeys() == ["title"] && fetched["title"] as? String == "t")
+            #expect((fetched.state.withLock { $0.encoded?.byteCount } ?? 0) < 100)
+        }
+        let whole = try await db.record(for: record.recordID)
+        #expect((whole["blob"] as? Data)?.count == 600_000)
+        let a = try #require(whole["file"] as? Asset), b = try #require(whole["file"] as? Asset)
+        #expect(a === b)
     }
 
     /// Changing a fetched record works as on any record: the changed key is recorded, the

@@ -12,6 +12,7 @@ final class FieldNameTable: @unchecked Sendable {
     /// than hashing the name; past 16 names a dictionary takes over.
     private var entries: [(id: Int64, name: String)] = []
     private var byName: [String: Int64] = [:]
+    private var byID: [Int64: String] = [:]
     let zoneID: RecordZone.ID
     let assetDirectory: URL
     /// The fields the request returns (its desired keys).
@@ -26,12 +27,23 @@ final class FieldNameTable: @unchecked Sendable {
     /// Makes sure the name of `id` is known; `expected` sizes the table on first use.
     @inline(__always)
     func register(_ id: Int64, expected: Int, names resolver: inout NameResolver) throws {
-        for entry in entries where entry.id == id { return }
+        if entries.count > 16 {
+            if byID[id] != nil { return }
+        } else {
+            for entry in entries where entry.id == id { return }
+        }
         let name = try resolver.name(id)
         if entries.isEmpty { entries.reserveCapacity(max(expected, 4)) }
         entries.append((id, name))
-        if entries.count > 16 { byName[name] = id }
-        if entries.count == 17 { for entry in entries.prefix(16) { byName[entry.name] = entry.id } }
+        if entries.count == 17 {
+            for entry in entries {
+                byName[entry.name] = entry.id
+                byID[entry.id] = entry.name
+            }
+        } else if entries.count > 17 {
+            byName[name] = id
+            byID[id] = name
+        }
     }
 
     /// The id of `name` when a record of the request holds the field; `nil` otherwise.
@@ -42,6 +54,7 @@ final class FieldNameTable: @unchecked Sendable {
     }
 
     func name(of id: Int64) -> String? {
+        if entries.count > 16 { return byID[id] }
         for entry in entries where entry.id == id { return entry.name }
         return nil
     }
@@ -52,8 +65,8 @@ final class FieldNameTable: @unchecked Sendable {
 /// (many live blocks of assorted sizes are what glibc's allocator handles worst).
 ///
 /// A chunk lives as long as any record whose bytes it holds: keeping one record of a
-/// page keeps its chunk (at most ``FieldArena/recordsPerChunk`` records' bytes, or
-/// ``FieldArena/maximumChunk`` bytes, or one record's).
+/// page keeps its chunk (at most ``FieldArena/recordsPerChunk`` records' bytes and
+/// ``FieldArena/maximumChunk`` bytes, or one record's when larger).
 final class FieldArena: ManagedBuffer<FieldArena.Header, UInt8>, @unchecked Sendable {
     struct Header {
         var used: Int
@@ -61,22 +74,22 @@ final class FieldArena: ManagedBuffer<FieldArena.Header, UInt8>, @unchecked Send
     }
 
     /// How many records' bytes a chunk is sized for, at most.
-    static let recordsPerChunk = 128
+    static let recordsPerChunk = 32
     /// The largest chunk made for several records, in bytes.
-    static let maximumChunk = 256 * 1024
+    static let maximumChunk = 16 * 1024
 
     static func make(capacity: Int) -> FieldArena {
         unsafeDowncast(create(minimumCapacity: capacity) { _ in Header(used: 0, capacity: capacity) }, to: FieldArena.self)
     }
 
-    /// Copies `bytes` in when they fit; returns their offset.
+    /// Writes `count` bytes with `write` when they fit; returns their offset.
     @inline(__always)
-    func append(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    func append(count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> Int? {
         withUnsafeMutablePointers { header, elements in
             let offset = header.pointee.used
-            guard bytes.count <= header.pointee.capacity - offset else { return nil }
-            if let base = bytes.baseAddress { UnsafeMutableRawPointer(elements + offset).copyMemory(from: base, byteCount: bytes.count) }
-            header.pointee.used += bytes.count
+            guard count <= header.pointee.capacity - offset else { return nil }
+            write(UnsafeMutableRawBufferPointer(start: elements + offset, count: count))
+            header.pointee.used += count
             return offset
         }
     }
@@ -90,17 +103,17 @@ struct FieldArenaWriter {
 
     init(expectedRecords: Int) { expected = max(1, expectedRecords) }
 
-    /// Copies `bytes` into a chunk; returns the chunk and the offset.
-    mutating func copy(_ bytes: UnsafeRawBufferPointer) -> (FieldArena, Int) {
+    /// Writes `count` bytes into a chunk with `write`; returns the chunk and the offset.
+    mutating func write(count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> (FieldArena, Int) {
         defer { expected = max(1, expected - 1) }
-        if let current, let offset = current.append(bytes) { return (current, offset) }
+        if let current, let offset = current.append(count: count, write) { return (current, offset) }
         // Size the chunk for the records still expected, each as large as this one plus
         // slack, within `maximumChunk` (a large record gets a chunk of its own size).
         let records = min(expected, FieldArena.recordsPerChunk)
-        let wanted = records == 1 ? bytes.count : min(records * (bytes.count + bytes.count / 4), FieldArena.maximumChunk)
-        let chunk = FieldArena.make(capacity: max(bytes.count, wanted))
+        let wanted = records == 1 ? count : min(records * (count + count / 4), FieldArena.maximumChunk)
+        let chunk = FieldArena.make(capacity: max(count, wanted))
         current = chunk
-        return (chunk, chunk.append(bytes)!)
+        return (chunk, chunk.append(count: count, write)!)
     }
 }
 
@@ -121,32 +134,85 @@ struct EncodedFields: @unchecked Sendable {
     private let payloadStart: Int32
     /// The names, and the fields the request asked for (desired keys); others are not there.
     private let table: FieldNameTable
+    /// Whether a kept field is an asset or a list of assets.
+    let hasAssets: Bool
 
-    /// Copies the fields of `view` into `arena`, registering the names of those the
-    /// table's selection keeps.
+    /// The bytes this record's fields take in its chunk.
+    var byteCount: Int { Int(length) }
+
+    /// Copies the fields of `view` that the table's selection keeps into `arena` (all of the
+    /// record's field bytes, or with desired keys a table and payloads of just those fields),
+    /// registering their names.
     init(_ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver) throws {
-        let base = view.fieldsStart
-        let source = UnsafeRawBufferPointer(rebasing: view.buffer[base...])
-        guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
-        let (chunk, offset) = arena.copy(source)
-        self.chunk = chunk
-        start = Int32(offset)
-        length = Int32(source.count)
-        count = Int32(view.count)
-        tableStart = Int32(view.tableStart - base)
-        payloadStart = Int32(view.payloadStart - base)
         self.table = table
         let selection = table.selection
+        // The selected fields: their count, the size of their table entries and payloads.
+        var selected = 0, tableSize = 0, payloadSize = 0, assets = false
         var error: (any Error)?
-        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, _, _ in
+        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, type, payload in
             guard selection.contains(id) else { return true }
             do { try table.register(id, expected: view.count, names: &names) } catch let e {
                 error = e
                 return false
             }
+            selected += 1
+            tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
+            payloadSize += payload.count
+            assets = assets || type == .asset || type == .assetList
             return true
         }
         if let error { throw error }
+        hasAssets = assets
+        let base = view.fieldsStart
+        if selected == view.count {
+            // Every field: the record's bytes as they are.
+            let source = UnsafeRawBufferPointer(rebasing: view.buffer[base...])
+            guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
+            let (chunk, offset) = arena.write(count: source.count) { $0.copyMemory(from: source) }
+            self.chunk = chunk
+            start = Int32(offset)
+            length = Int32(source.count)
+            tableStart = Int32(view.tableStart - base)
+            payloadStart = Int32(view.payloadStart - base)
+        } else {
+            // Desired keys: a table and payloads of the selected fields only, so that fields
+            // the caller did not ask for take no memory.
+            let countSize = RecordCodec.varintSize(selected)
+            let total = countSize + tableSize + payloadSize
+            guard total <= Int(Int32.max) else { throw FormatError(message: "record of \(total) bytes") }
+            let (chunk, offset) = arena.write(count: total) { out in
+                var t = 0
+                var p = countSize + tableSize
+                Self.putVarint(UInt64(selected), into: out, at: &t)
+                RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, type, payload in
+                    guard selection.contains(id) else { return true }
+                    Self.putVarint(UInt64(bitPattern: id), into: out, at: &t)
+                    out[t] = type.rawValue
+                    t += 1
+                    Self.putVarint(UInt64(payload.count), into: out, at: &t)
+                    UnsafeMutableRawBufferPointer(rebasing: out[p..<p + payload.count]).copyMemory(from: payload)
+                    p += payload.count
+                    return true
+                }
+            }
+            self.chunk = chunk
+            start = Int32(offset)
+            length = Int32(total)
+            tableStart = Int32(countSize)
+            payloadStart = Int32(countSize + tableSize)
+        }
+        count = Int32(selected == view.count ? view.count : selected)
+    }
+
+    private static func putVarint(_ value: UInt64, into out: UnsafeMutableRawBufferPointer, at i: inout Int) {
+        var v = value
+        while v >= 0x80 {
+            out[i] = UInt8(v & 0x7F) | 0x80
+            v >>= 7
+            i += 1
+        }
+        out[i] = UInt8(v)
+        i += 1
     }
 
     @inline(__always)

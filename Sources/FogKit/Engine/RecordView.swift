@@ -170,6 +170,10 @@ extension RecordView {
             return Record(recordType: recordType, recordID: recordID, values: [:], parent: parent, system: system)
         }
         let encoded = try EncodedFields(self, table: table, arena: &arena, names: &names)
+        if encoded.hasAssets {
+            // An `Asset` is a class: decoded once, every read returns the same instance.
+            return Record(recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent, system: system)
+        }
         return Record(recordType: recordType, recordID: recordID, encoded: encoded, parent: parent, system: system)
     }
 }

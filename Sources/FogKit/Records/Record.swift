@@ -42,7 +42,9 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         }
         /// The commit sequence the change tag derives from, for records the store returns
         /// (the tag's text is made only when read).
-        var changeSequence: Int64?
+        var changeSequence: Int64? {
+            didSet { if changeSequence != nil { changeTagText = nil } }
+        }
         private var changeTagText: String?
         var share: Reference?
 
