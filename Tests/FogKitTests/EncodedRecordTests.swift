@@ -91,6 +91,20 @@ import Testing
         }
     }
 
+    /// Damaged UTF-8 is compared as the decoder repairs it, by every condition alike: the
+    /// in-place comparison leaves non-ASCII bytes to the decoding path.
+    @Test func damagedTextComparesAsDecoded() throws {
+        var names: [String: Int64] = [:]
+        var bytes = try Self.encoded(["s": .string("ab")], names: &names)
+        bytes[bytes.count - 1] = 0xFF
+        try bytes.withUnsafeBytes { buffer in
+            let fields = ViewFields(
+                view: try RecordView(buffer, checking: .all), ids: FieldIDs(["s": names["s"]!]), creator: nil, modifier: nil)
+            #expect(fields.compareString(forKey: "s", with: "a") == nil)
+            #expect(fields.value(forKey: "s") == .string("a\u{FFFD}"))
+        }
+    }
+
     /// Records fetched, queried and read from the change feed hold exactly what was saved,
     /// also with desired keys.
     @Test func fetchedRecordsHoldWhatWasSaved() async throws {

@@ -203,6 +203,9 @@ struct ViewFields: PredicateFields {
 
     func compareString(forKey key: String, with constant: String) -> Int? {
         guard let id = ids.id(of: key), let (type, bytes) = view.payload(of: id), type == .string else { return nil }
+        // Bytes that are not ASCII take the decoding path, which repairs damaged UTF-8 the
+        // same way for every condition (a stored string is otherwise its own UTF-8).
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
         return PredicateEvaluator.compareUTF8(bytes, b: constant)
     }
 
