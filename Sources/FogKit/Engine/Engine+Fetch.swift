@@ -63,13 +63,4 @@ extension Engine {
     private func unknown(_ id: Record.ID) -> FogError {
         FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
     }
-
-    /// Loads one stored record, decoding only the selected fields.
-    @inline(__always)
-    func load(zone: Int64, name: String, fields: FieldSelection, txn: ReadTransaction, names: inout NameResolver) throws -> StoredRecord? {
-        guard let row = try rowID(zone: zone, name: name, in: txn) else { return nil }
-        return try txn.withValue(forKey: bigEndianKey(row), in: records) {
-            try RecordCodec.decode($0, names: &names, fields: fields)
-        }
-    }
 }
