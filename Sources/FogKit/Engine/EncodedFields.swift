@@ -156,8 +156,11 @@ struct EncodedFields: @unchecked Sendable {
                 return false
             }
             selected += 1
-            tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
-            payloadSize += payload.count
+            if selection.ids != nil {
+                // Sizes for a projected copy; a copy of every field takes the bytes as they are.
+                tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
+                payloadSize += payload.count
+            }
             assets = assets || type == .asset || type == .assetList
             return true
         }

@@ -89,10 +89,8 @@ extension Engine {
                 var r = ByteReader(value)
                 switch try r.u8() {
                 case Layout.changedEntry:
-                    guard let record = try withUnsafeBytes(of: row.bigEndian, { key in
-                        try txn.withValue(forKey: key, in: records) {
-                            try RecordView($0, checking: table.selection).makeRecord(id: nil, table: table, arena: &arena, names: &names)
-                        }
+                    guard let record = try withRecord(row, in: txn, {
+                        try RecordView($0, checking: table.selection).makeRecord(id: nil, table: table, arena: &arena, names: &names)
                     }) else { throw FormatError(message: "change log entry for missing row \(row)") }
                     page.changed.append(record)
                 case Layout.deletedEntry:

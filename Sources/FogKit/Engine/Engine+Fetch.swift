@@ -47,10 +47,8 @@ extension Engine {
                 case .success(let info?):
                     if table?.zoneID != id.zoneID { table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, selection: selection) }
                     let record = try rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
-                        try withUnsafeBytes(of: row.bigEndian) { key in
-                            try txn.withValue(forKey: key, in: records) { buffer in
-                                try RecordView(buffer, checking: selection).makeRecord(id: id, table: table!, arena: &arena, names: &names)
-                            }
+                        try withRecord(row, in: txn) { buffer in
+                            try RecordView(buffer, checking: selection).makeRecord(id: id, table: table!, arena: &arena, names: &names)
                         }
                     }
                     results.append((id, record.map { .success($0) } ?? .failure(unknown(id))))

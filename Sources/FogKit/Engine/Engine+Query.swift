@@ -149,7 +149,6 @@ struct QueryRun {
     let zone: Int64
     let type: Int64
     let txn: ReadTransaction
-    let records: Table
     var names: NameResolver
     /// The names and desired keys of the returned records, and their bytes' memory.
     private let table: FieldNameTable
@@ -170,7 +169,6 @@ struct QueryRun {
         self.zone = zone
         self.type = type
         self.txn = txn
-        records = engine.records
         self.names = names
         table = FieldNameTable(
             zoneID: zoneID, assetDirectory: engine.assetDirectory, selection: try FieldSelection(desiredKeys.map(Set.init), names: &self.names))
@@ -222,11 +220,11 @@ struct QueryRun {
                 }
             } else {
                 try streamInOrder(after: position) { row in
-                    try Self.withRecord(row, txn, records) { try take(row, $0) } ?? true
+                    try engine.withRecord(row, in: txn) { try take(row, $0) } ?? true
                 }
             }
             if more, let last = matches.last {
-                matches[matches.count - 1].key = try Self.withRecord(last.row, txn, records) { buffer in
+                matches[matches.count - 1].key = try engine.withRecord(last.row, in: txn) { buffer in
                     orderKey.key(for: try matchesView(buffer, check: false)!, row: last.row)
                 } ?? []
             }
@@ -256,7 +254,7 @@ struct QueryRun {
             var previous: Int64?
             for row in rows where row != previous {
                 previous = row
-                _ = try Self.withRecord(row, txn, records) { try offer(row, $0) }
+                _ = try engine.withRecord(row, in: txn) { try offer(row, $0) }
             }
         }
         var best: [HeapItem] = []
@@ -266,21 +264,12 @@ struct QueryRun {
         if more { best.removeLast(best.count - limit) }
         // Only the batch's records are made, as they are returned.
         let matches = try best.map { item in
-            guard let record = try Self.withRecord(item.row, txn, records, { try makeRecord(RecordView($0, checking: table.selection)) }) else {
+            guard let record = try engine.withRecord(item.row, in: txn, { try makeRecord(RecordView($0, checking: table.selection)) }) else {
                 throw FormatError(message: "row \(item.row) vanished inside a snapshot")
             }
             return QueryMatch(row: item.row, record: record, key: item.key)
         }
         return (matches, more)
-    }
-
-    /// Calls `body` with the encoded record at `row`; `nil` when there is none. (Static, so
-    /// that a `body` that changes the run does not make Swift copy the run for the call.)
-    @inline(__always)
-    private static func withRecord<R>(
-        _ row: Int64, _ txn: ReadTransaction, _ records: Table, _ body: (UnsafeRawBufferPointer) throws -> R
-    ) throws -> R? {
-        try withUnsafeBytes(of: row.bigEndian) { try txn.withValue(forKey: $0, in: records, body) }
     }
 
     /// The fields of the encoded record `buffer` when it belongs to the query's zone and

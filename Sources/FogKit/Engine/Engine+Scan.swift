@@ -20,4 +20,11 @@ extension Engine {
             return try body(try readBigEndianKey(key), value)
         }
     }
+
+    /// Calls `body` with the encoded record at `row` (valid during the call); `nil` when
+    /// there is none. The key is built on the stack.
+    @inline(__always)
+    func withRecord<R>(_ row: Int64, in txn: ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withUnsafeBytes(of: row.bigEndian) { try txn.withValue(forKey: $0, in: records, body) }
+    }
 }

@@ -1,11 +1,7 @@
 import FogStorage
 import Foundation
 
-extension StoredRecord: PredicateFields {
-    func values(named keys: [String]?) -> [FieldValue] {
-        keys.map { $0.compactMap { values[$0] } } ?? Array(values.values)
-    }
-
+extension StoredRecord {
     /// The value of a user field or of a queryable system field, as predicates see it:
     /// record IDs and user record IDs as references, dates as dates; `nil` when absent.
     func value(forKey key: String) -> FieldValue? {

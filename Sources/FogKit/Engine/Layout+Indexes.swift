@@ -21,11 +21,7 @@ extension Layout {
 
     /// `schema`: ("x", record type id, field id) → one byte of ``IndexOptions``.
     static func indexDefinitionKey(type: Int64, field: Int64) -> [UInt8] {
-        var w = KeyWriter(capacity: 20)
-        w.append("x")
-        w.append(type)
-        w.append(field)
-        return w.bytes
+        schemaKey("x", type: type, field: field)
     }
 
     static let indexDefinitionPrefix: [UInt8] = {

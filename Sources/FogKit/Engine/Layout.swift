@@ -93,8 +93,13 @@ enum Layout {
 
     /// `schema`: ("f", record type id, field name id) → field type code.
     static func fieldTypeKey(type: Int64, field: Int64) -> [UInt8] {
+        schemaKey("f", type: type, field: field)
+    }
+
+    /// `schema`: (tag, record type id, field id), the keys of per-field schema entries.
+    static func schemaKey(_ tag: String, type: Int64, field: Int64) -> [UInt8] {
         var w = KeyWriter(capacity: 20)
-        w.append("f")
+        w.append(tag)
         w.append(type)
         w.append(field)
         return w.bytes

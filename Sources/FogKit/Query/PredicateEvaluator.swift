@@ -1,7 +1,7 @@
 import Foundation
 
-/// What the evaluator and order keys read of a record: a decoded ``StoredRecord``, or a
-/// ``RecordView`` read in place.
+/// What the evaluator and order keys read of a record (the engine's ``ViewFields``, a stored
+/// record read in place).
 protocol PredicateFields {
     /// A user field, or a queryable system field (see ``StoredRecord/value(forKey:)``).
     func value(forKey key: String) -> FieldValue?
@@ -10,13 +10,6 @@ protocol PredicateFields {
     /// The order of the string field `key` and `constant`, by UTF-8 bytes; `nil` when the
     /// field is missing or not a string.
     func compareString(forKey key: String, with constant: String) -> Int?
-}
-
-extension PredicateFields {
-    func compareString(forKey key: String, with constant: String) -> Int? {
-        guard case .string(let s)? = value(forKey: key) else { return nil }
-        return PredicateEvaluator.compareUTF8(s, constant)
-    }
 }
 
 /// Decides whether a stored record matches a predicate: the meaning of every condition,
@@ -127,12 +120,6 @@ struct PredicateEvaluator {
         case (.reference(let a), .reference(let b)): return compareBytes(a.recordID.recordName.utf8, b.recordID.recordName.utf8)
         default: return nil
         }
-    }
-
-    /// The order of two strings' UTF-8 bytes.
-    static func compareUTF8(_ a: String, _ b: String) -> Int {
-        var b = b
-        return b.withUTF8 { compareUTF8(UnsafeRawBufferPointer($0), b: a) } * -1
     }
 
     /// The order of `a` and the UTF-8 bytes of `b`.
