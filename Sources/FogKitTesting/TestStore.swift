@@ -26,7 +26,8 @@ public final class TestStore: Sendable {
     public let container: Container
     /// The container identifier, shared by every user's container.
     private let identifier: String
-    /// The containers of other users, by user (`""` for nobody), closed with the store.
+    /// The containers of ``container(user:)``, keyed `u:` + user (`""` for nobody), closed
+    /// with the store.
     private let others = Mutex<[String: Container]>([:])
 
     /// Opens a container for `user` (`nil` for nobody) in a fresh temporary directory.
@@ -41,8 +42,14 @@ public final class TestStore: Sendable {
         configuration: Container.Configuration = .init(durability: .none)
     ) throws {
         self.identifier = identifier
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
-        container = try Container(identifier: identifier, directory: directory, user: user, configuration: configuration)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
+        self.directory = directory
+        do {
+            container = try Container(identifier: identifier, directory: directory, user: user, configuration: configuration)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
     }
 
     /// The private database of ``container``.
