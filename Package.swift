@@ -42,8 +42,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // MARK: - Tests
-        .testTarget(name: "FogStorageTests", dependencies: ["FogStorage"], swiftSettings: swiftSettings),
-        .testTarget(name: "FogKitTests", dependencies: ["FogKit", "FogStorage"], swiftSettings: swiftSettings),
+        // Helpers the test targets share (temporary stores and directories, seeded
+        // generators, sample records); not a product.
+        .target(name: "FogKitTesting", dependencies: ["FogKit"], swiftSettings: swiftSettings),
+        .testTarget(name: "FogStorageTests", dependencies: ["FogStorage", "FogKitTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "FogKitTests", dependencies: ["FogKit", "FogStorage", "FogKitTesting"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,11 +1,16 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 @Suite struct ArchivingTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     @Test func systemFieldsSurviveKeyedArchiving() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let parent = Record(recordType: "Folder")
         try await db.save(parent)
         let note = Record(recordType: "Note")

@@ -2,10 +2,17 @@ import FogKit
 import Foundation
 import Synchronization
 import Testing
+import FogKitTesting
 
 /// CloudKit's batch rules through `ModifyRecordsOperation`: atomic zones, non-atomic
 /// zones and limits in one request.
 @Suite struct BatchSemanticsTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     /// A record saved once, then a stale copy of it (its tag is older than the store's).
     static func staleRecord(in zoneID: RecordZone.ID, name: String, db: Database) async throws -> Record {
         let record = Record(recordType: "Item", recordID: Record.ID(recordName: name, zoneID: zoneID))
@@ -20,8 +27,6 @@ import Testing
     }
 
     @Test func oneBatchMixingFailuresInAnAtomicAndANonAtomicZone() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let atomicZone = try await db.save(RecordZone(zoneName: "Atomic")).zoneID
         let defaultZone = RecordZone.ID.default
         let staleAtomic = try await Self.staleRecord(in: atomicZone, name: "staleA", db: db)
@@ -61,8 +66,6 @@ import Testing
     }
 
     @Test func savingIntoAMissingZoneFailsEachItemOfThatZone() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let missing = RecordZone.ID(zoneName: "Missing")
         let inMissing = (0..<2).map { Record(recordType: "Item", recordID: Record.ID(recordName: "m\($0)", zoneID: missing)) }
         let elsewhere = Record(recordType: "Item")

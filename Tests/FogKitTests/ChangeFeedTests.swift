@@ -1,15 +1,16 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Zone and database change feeds: tokens, pages, tombstones, expiry, and a randomized
 /// sync of several consumers against a store under random writes.
 @Suite struct ChangeFeedTests {
-    private func note(_ name: String, in zone: RecordZone.ID, value: Int) -> Record {
-        let record = Record(recordType: "Note", recordID: Record.ID(recordName: name, zoneID: zone))
-        record["v"] = value
-        return record
-    }
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
 
     /// Reads every page of a zone's changes since `token` into `mirror`.
     private func sync(
@@ -31,10 +32,8 @@ import Testing
     }
 
     @Test func aNewZoneFeedReturnsEverySavedRecordOnceAndAnEmptyPageAfterTheToken() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        _ = try await db.modifyRecords(saving: (0..<5).map { note("n\($0)", in: zone, value: $0) }, deleting: [])
+        _ = try await db.modifyRecords(saving: (0..<5).map { SampleRecords.note("n\($0)", in: zone, value: $0) }, deleting: [])
         // Saved twice: still once in the feed, at its latest state.
         let again = try await db.record(for: Record.ID(recordName: "n2", zoneID: zone))
         again["v"] = 20
@@ -58,10 +57,8 @@ import Testing
     }
 
     @Test func desiredKeysLimitTheFieldsOfChangedRecords() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        let record = note("a", in: zone, value: 1)
+        let record = SampleRecords.note("a", in: zone, value: 1)
         record["title"] = "kept"
         try await db.save(record)
         let page = try await db.recordZoneChanges(inZoneWith: zone, since: nil, desiredKeys: ["title"])
@@ -70,13 +67,11 @@ import Testing
     }
 
     @Test func aRecordDeletedAndSavedAgainAppearsOnlyAsItsNewState() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await db.save(note("x", in: zone, value: 1))
+        try await db.save(SampleRecords.note("x", in: zone, value: 1))
         let token = try await db.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
         try await db.deleteRecord(withID: Record.ID(recordName: "x", zoneID: zone))
-        try await db.save(note("x", in: zone, value: 2))
+        try await db.save(SampleRecords.note("x", in: zone, value: 2))
         let page = try await db.recordZoneChanges(inZoneWith: zone, since: token)
         #expect(page.deletions.isEmpty)
         #expect(try page.modificationResultsByID[Record.ID(recordName: "x", zoneID: zone)]?.get().record["v"] as? Int == 2)
@@ -84,8 +79,6 @@ import Testing
     }
 
     @Test func corruptAndMismatchedTokensAreInvalidArguments() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         let zoneToken = try await db.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
         let databaseToken = try await db.databaseChanges(since: nil).changeToken
@@ -114,11 +107,9 @@ import Testing
     }
 
     @Test func onlyCustomZonesHaveFeedsUnlessEveryZoneIsAsked() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
-        try await db.save(note("d", in: .default, value: 1))
+        try await db.save(SampleRecords.note("d", in: .default, value: 1))
         await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: .default, since: nil) }
-        await expectFogError(.invalidArguments) { try await store.container.publicCloudDatabase.databaseChanges(since: nil) }
+        await expectFogError(.invalidArguments) { try await store.publicDatabase.databaseChanges(since: nil) }
         await expectFogError(.zoneNotFound) { try await db.recordZoneChanges(inZoneWith: RecordZone.ID(zoneName: "Missing"), since: nil) }
         // The private database feed leaves the default zone out.
         let zones = try await db.databaseChanges(since: nil)
@@ -134,14 +125,12 @@ import Testing
         #expect(all.modificationResultsByID[Record.ID(recordName: "d")] != nil)
         let dbChanges = try await everything.privateCloudDatabase.databaseChanges(since: nil)
         #expect(dbChanges.modifications.map(\.zoneID.zoneName) == [RecordZone.ID.defaultZoneName])
-        try await everything.publicCloudDatabase.save(note("p", in: .default, value: 3))
+        try await everything.publicCloudDatabase.save(SampleRecords.note("p", in: .default, value: 3))
         let publicChanges = try await everything.publicCloudDatabase.recordZoneChanges(inZoneWith: .default, since: nil)
         #expect(publicChanges.modificationResultsByID[Record.ID(recordName: "p")] != nil)
     }
 
     @Test func theDatabaseFeedReportsZoneCreationChangeDeletionRecreationAndPurge() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let a = try await db.save(RecordZone(zoneName: "A")).zoneID
         let b = try await db.save(RecordZone(zoneName: "B")).zoneID
         let start = try await db.databaseChanges(since: nil)
@@ -151,7 +140,7 @@ import Testing
         // Nothing since; then a record change in A reports A alone.
         let quiet = try await db.databaseChanges(since: start.changeToken)
         #expect(quiet.modifications.isEmpty && quiet.deletions.isEmpty)
-        try await db.save(note("r", in: a, value: 1))
+        try await db.save(SampleRecords.note("r", in: a, value: 1))
         let changedA = try await db.databaseChanges(since: quiet.changeToken)
         #expect(changedA.modifications.map(\.zoneID.zoneName) == ["A"])
 
@@ -190,8 +179,6 @@ import Testing
     }
 
     @Test func databaseFeedPagesWithSmallLimits() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         for i in 0..<7 { try await db.save(RecordZone(zoneName: "Z\(i)")) }
         var token: ServerChangeToken?
         var names: [String] = []
@@ -218,14 +205,12 @@ import Testing
     }
 
     @Test func aBackupIsANewIncarnationSoOldTokensExpire() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await db.save(note("a", in: zone, value: 1))
+        try await db.save(SampleRecords.note("a", in: zone, value: 1))
         let zoneToken = try await db.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
         let databaseToken = try await db.databaseChanges(since: nil).changeToken
 
-        let copy = TemporaryDirectory()
+        let copy = try TemporaryDirectory()
         try store.container.backup(to: copy.url)
         let restored = try copy.open()
         defer { restored.close() }
@@ -242,9 +227,9 @@ import Testing
 
     @Test func prunedTombstonesExpireOlderTokens() async throws {
         let store = try TestStore(configuration: .init(durability: .none, tombstoneRetention: 0))
-        let db = store.container.privateCloudDatabase
+        let db = store.privateDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        _ = try await db.modifyRecords(saving: (0..<3).map { note("n\($0)", in: zone, value: $0) }, deleting: [])
+        _ = try await db.modifyRecords(saving: (0..<3).map { SampleRecords.note("n\($0)", in: zone, value: $0) }, deleting: [])
         let before = try await db.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
         try await db.deleteRecord(withID: Record.ID(recordName: "n0", zoneID: zone))
         try await Task.sleep(for: .milliseconds(5))
@@ -259,11 +244,9 @@ import Testing
     }
 
     @Test func theOperationPagesZonesAndEchoesTheClientChangeTokenData() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let a = try await db.save(RecordZone(zoneName: "A")).zoneID
         let b = try await db.save(RecordZone(zoneName: "B")).zoneID
-        let save = ModifyRecordsOperation(recordsToSave: (0..<5).map { note("a\($0)", in: a, value: $0) } + [note("b0", in: b, value: 9)], recordIDsToDelete: nil)
+        let save = ModifyRecordsOperation(recordsToSave: (0..<5).map { SampleRecords.note("a\($0)", in: a, value: $0) } + [SampleRecords.note("b0", in: b, value: 9)], recordIDsToDelete: nil)
         save.clientChangeTokenData = Data("client-1".utf8)
         try await run(save, on: db) { done in save.modifyRecordsResultBlock = { done($0) } }
 
@@ -313,8 +296,6 @@ import Testing
     @Test(arguments: [UInt64(1), 2, 3])
     func consumersThatSyncAtRandomMomentsEndWithTheStoresContent(seed: UInt64) async throws {
         var rng = SplitMix64(seed: seed)
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zones = try await (0..<3).asyncMap { try await db.save(RecordZone(zoneName: "Z\($0)")).zoneID }
         var model: [RecordZone.ID: [String: Int]] = Dictionary(uniqueKeysWithValues: zones.map { ($0, [:]) })
 
@@ -379,11 +360,11 @@ import Testing
                         name = "r\(nextName)"
                     }
                     touched.insert(name)
-                    saves.append(note(name, in: zone, value: Int.random(in: 0..<1000, using: &rng)))
+                    saves.append(SampleRecords.note(name, in: zone, value: Int.random(in: 0..<1000, using: &rng)))
                 } else if roll < 7 {
                     let name = existing.sorted().randomElement(using: &rng)!
                     touched.insert(name)
-                    let record = note(name, in: zone, value: Int.random(in: 0..<1000, using: &rng))
+                    let record = SampleRecords.note(name, in: zone, value: Int.random(in: 0..<1000, using: &rng))
                     saves.append(record)
                 } else {
                     let name = existing.sorted().randomElement(using: &rng)!
@@ -464,19 +445,19 @@ extension Sequence {
 
 /// Regressions found in review.
 @Suite struct ChangeFeedEdgeTests {
-    private func note(_ name: String, in zone: RecordZone.ID) -> Record {
-        let record = Record(recordType: "Note", recordID: Record.ID(recordName: name, zoneID: zone))
-        record["v"] = 1
-        return record
-    }
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
 
     /// A page can end inside one commit's entries; pruning that commit's later tombstones
     /// must expire the token rather than skip them.
     @Test func aTokenInsideAPrunedCommitExpires() async throws {
         let store = try TestStore(configuration: .init(durability: .none, tombstoneRetention: 0))
-        let db = store.container.privateCloudDatabase
+        let db = store.privateDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        _ = try await db.modifyRecords(saving: ["a", "b", "c", "d"].map { note($0, in: zone) }, deleting: [])
+        _ = try await db.modifyRecords(saving: ["a", "b", "c", "d"].map { SampleRecords.note($0, in: zone, value: 1) }, deleting: [])
         let all = try await db.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
         _ = try await db.modifyRecords(saving: [], deleting: ["a", "b", "c"].map { Record.ID(recordName: $0, zoneID: zone) })
         let partial = try await db.recordZoneChanges(inZoneWith: zone, since: all, resultsLimit: 1)
@@ -487,29 +468,23 @@ extension Sequence {
     }
 
     @Test func aTokenFromBeforeTheDefaultZoneExistedSeesEverything() async throws {
-        let directory = TemporaryDirectory()
-        let configuration = Container.Configuration(durability: .none, changeFeeds: .everyZone)
         // Nobody has written yet: the public default zone does not exist.
-        let nobody = try Container(identifier: "iCloud.test", directory: directory.url, user: nil, configuration: configuration)
+        let store = try TestStore(user: nil, configuration: .init(durability: .none, changeFeeds: .everyZone))
+        let nobody = store.container
         let empty = try await nobody.publicCloudDatabase.recordZoneChanges(inZoneWith: .default, since: nil)
         #expect(empty.modificationResultsByID.isEmpty)
         // alice's first visit creates it, with her user record.
-        let alice = try Container(identifier: "iCloud.test", directory: directory.url, user: "alice", configuration: configuration)
+        _ = try store.container(user: "alice")
         let page = try await nobody.publicCloudDatabase.recordZoneChanges(inZoneWith: .default, since: empty.changeToken)
         #expect(page.modificationResultsByID.values.compactMap { try? $0.get().record.recordType } == ["Users"])
-        alice.close()
-        nobody.close()
     }
 
     @Test func aTokenOfAnotherZoneOrDatabaseIsInvalidArguments() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let a = try await db.save(RecordZone(zoneName: "A")).zoneID
         let b = try await db.save(RecordZone(zoneName: "B")).zoneID
         let tokenA = try await db.recordZoneChanges(inZoneWith: a, since: nil).changeToken
         await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: b, since: tokenA) }
         let bob = try store.container(user: "bob")
-        defer { bob.close() }
         let aliceDatabaseToken = try await db.databaseChanges(since: nil).changeToken
         await expectFogError(.invalidArguments) { try await bob.privateCloudDatabase.databaseChanges(since: aliceDatabaseToken) }
         await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: a, since: nil, resultsLimit: -1) }
@@ -517,7 +492,7 @@ extension Sequence {
     }
 
     @Test func aNegativeTombstoneRetentionIsRefused() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         #expect(throws: FogError.self) {
             try Container(identifier: "iCloud.test", directory: directory.url, user: "alice", configuration: .init(tombstoneRetention: -1))
         }
@@ -525,11 +500,15 @@ extension Sequence {
 }
 
 @Suite struct ErrorPatternTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+
+    init() throws { store = try TestStore() }
+
     @Test func catchMatchesACodeAsWithCKError() async throws {
-        let store = try TestStore()
         var matched = false
         do {
-            _ = try await store.container.privateCloudDatabase.record(for: Record.ID(recordName: "missing"))
+            _ = try await store.privateDatabase.record(for: Record.ID(recordName: "missing"))
         } catch FogError.zoneNotFound {
             Issue.record("wrong code matched")
         } catch FogError.unknownItem {

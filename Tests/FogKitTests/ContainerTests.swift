@@ -1,14 +1,19 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// CKContainer behaviour: databases, account status, user record IDs, identity
 /// and isolation between users (reference §1, §2.1, §4.1).
 @Suite struct ContainerTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+
+    init() throws { store = try TestStore() }
+
     // MARK: - Databases
 
     @Test func databaseWithScopeReturnsTheSameInstancesAsTheProperties() throws {
-        let store = try TestStore()
         let c = store.container
         #expect(c.database(with: .public) === c.publicCloudDatabase)
         #expect(c.database(with: .private) === c.privateCloudDatabase)
@@ -29,7 +34,6 @@ import Testing
     }
 
     @Test func containerKeepsItsIdentifier() throws {
-        let store = try TestStore()
         #expect(store.container.containerIdentifier == "iCloud.test")
         #expect(store.container.userIdentity == "alice")
     }
@@ -57,7 +61,6 @@ import Testing
     // MARK: - User record ID
 
     @Test func userRecordIDIsAnUnderscoreAnd32LowercaseHexDigitsInTheDefaultZone() async throws {
-        let store = try TestStore()
         let id = try await store.container.userRecordID()
         let name = id.recordName
         #expect(name.count == 33)
@@ -67,7 +70,7 @@ import Testing
     }
 
     @Test func userRecordIDIsStableAcrossCallsAndReopen() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryDirectory()
         let first = try dir.open(user: "alice")
         let id1 = try await first.userRecordID()
         #expect(try await first.userRecordID() == id1)
@@ -85,7 +88,6 @@ import Testing
     @Test func differentUsersGetDifferentUserRecordIDs() async throws {
         let store = try TestStore(user: "alice")
         let bob = try store.container(user: "bob")
-        defer { bob.close() }
         let a = try await store.container.userRecordID()
         let b = try await bob.userRecordID()
         #expect(a != b)
@@ -93,9 +95,8 @@ import Testing
     }
 
     @Test func theUserRecordExistsInPublicAndPrivateDatabasesAsUsersType() async throws {
-        let store = try TestStore()
         let id = try await store.container.userRecordID()
-        for db in [store.container.privateCloudDatabase, store.container.publicCloudDatabase] {
+        for db in [store.privateDatabase, store.publicDatabase] {
             let record = try await db.record(for: id)
             #expect(record.recordType == Record.SystemType.userRecord)
             #expect(record.recordType == "Users")
@@ -114,10 +115,9 @@ import Testing
     func nobodyCannotReadPrivateOrSharedDatabases(scope: Database.Scope) async throws {
         let store = try TestStore(user: "alice")
         if scope == .private {
-            try await store.container.privateCloudDatabase.save(Record(recordType: "Note", recordID: .init(recordName: "n1")))
+            try await store.privateDatabase.save(Record(recordType: "Note", recordID: .init(recordName: "n1")))
         }
         let nobody = try store.container(user: nil)
-        defer { nobody.close() }
         let db = nobody.database(with: scope)
         await expectFogError(.notAuthenticated) { try await db.record(for: .init(recordName: "n1")) }
         await expectFogError(.notAuthenticated) { try await db.records(for: [.init(recordName: "n1")]) }
@@ -133,7 +133,6 @@ import Testing
         if scope != .shared { try await store.container.database(with: scope).save(existing) }
 
         let nobody = try store.container(user: nil)
-        defer { nobody.close() }
         let db = nobody.database(with: scope)
         let record = Record(recordType: "Note", recordID: .init(recordName: "new"))
         record["title"] = "by nobody"
@@ -150,17 +149,16 @@ import Testing
             await expectNotStored(record.recordID, in: aliceDB)
             #expect(try await aliceDB.record(for: existing.recordID)["title"] as? String == "original")
         }
-        #expect(try await store.container.privateCloudDatabase.allRecordZones().count == 1)
+        #expect(try await store.privateDatabase.allRecordZones().count == 1)
     }
 
     @Test func nobodyCanReadThePublicDatabase() async throws {
         let store = try TestStore(user: "alice")
         let note = Record(recordType: "Note", recordID: .init(recordName: "public-note"))
         note["title"] = "hello world"
-        try await store.container.publicCloudDatabase.save(note)
+        try await store.publicDatabase.save(note)
 
         let nobody = try store.container(user: nil)
-        defer { nobody.close() }
         let db = nobody.publicCloudDatabase
         let fetched = try await db.record(for: note.recordID)
         #expect(fetched["title"] as? String == "hello world")
@@ -175,19 +173,18 @@ import Testing
     // MARK: - Identity of the store
 
     @Test func openingAnOpenStoreWithAnotherIdentifierFailsWithBadContainer() async throws {
-        let store = try TestStore()
         let error = await expectFogError(.badContainer) {
             try Container(identifier: "iCloud.other", directory: store.directory, user: "alice", configuration: .init(durability: .none))
         }
         #expect(error != nil)
         // The failed open did not disturb the container that holds the store.
         let note = Record(recordType: "Note")
-        try await store.container.privateCloudDatabase.save(note)
-        #expect(try await store.container.privateCloudDatabase.record(for: note.recordID).recordType == "Note")
+        try await store.privateDatabase.save(note)
+        #expect(try await store.privateDatabase.record(for: note.recordID).recordType == "Note")
     }
 
     @Test func openingAClosedStoreWithAnotherIdentifierFailsWithBadContainer() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryDirectory()
         let c = try dir.open(identifier: "iCloud.first")
         c.close()
         await expectFogError(.badContainer) { try dir.open(identifier: "iCloud.second") }
@@ -197,14 +194,14 @@ import Testing
     }
 
     @Test func anEmptyContainerIdentifierIsRejected() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryDirectory()
         await expectFogError(.badContainer) { try dir.open(identifier: "") }
     }
 
     // MARK: - Closing
 
     @Test func callsAfterClosingFailWithInternalError() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryDirectory()
         let c = try dir.open()
         c.close()
         await expectFogError(.internalError) { try await c.privateCloudDatabase.record(for: .init(recordName: "x")) }
@@ -217,7 +214,7 @@ import Testing
         bob.close()
         bob.close()  // a second close must not balance alice's open
         let note = Record(recordType: "Note")
-        let saved = try await store.container.privateCloudDatabase.save(note)
+        let saved = try await store.privateDatabase.save(note)
         #expect(saved.recordChangeTag != nil)
     }
 
@@ -226,8 +223,7 @@ import Testing
     @Test func privateDatabasesOfTwoUsersAreIsolated() async throws {
         let store = try TestStore(user: "alice")
         let bob = try store.container(user: "bob")
-        defer { bob.close() }
-        let aliceDB = store.container.privateCloudDatabase
+        let aliceDB = store.privateDatabase
         let bobDB = bob.privateCloudDatabase
 
         // The same record name in each user's private database.
@@ -273,13 +269,12 @@ import Testing
     @Test func thePublicDatabaseIsSharedBetweenUsers() async throws {
         let store = try TestStore(user: "alice")
         let bob = try store.container(user: "bob")
-        defer { bob.close() }
         let aliceID = try await store.container.userRecordID()
         let bobID = try await bob.userRecordID()
 
         let byAlice = Record(recordType: "Post", recordID: .init(recordName: "post-a"))
         byAlice["text"] = "from alice"
-        try await store.container.publicCloudDatabase.save(byAlice)
+        try await store.publicDatabase.save(byAlice)
         let byBob = Record(recordType: "Post", recordID: .init(recordName: "post-b"))
         byBob["text"] = "from bob"
         try await bob.publicCloudDatabase.save(byBob)
@@ -287,7 +282,7 @@ import Testing
         let seenByBob = try await bob.publicCloudDatabase.record(for: byAlice.recordID)
         #expect(seenByBob["text"] as? String == "from alice")
         #expect(seenByBob.creatorUserRecordID == aliceID)
-        let seenByAlice = try await store.container.publicCloudDatabase.record(for: byBob.recordID)
+        let seenByAlice = try await store.publicDatabase.record(for: byBob.recordID)
         #expect(seenByAlice["text"] as? String == "from bob")
         #expect(seenByAlice.creatorUserRecordID == bobID)
 
@@ -300,15 +295,14 @@ import Testing
         // CloudKit's default public-database grants: WRITE to "_creator" only.
         let store = try TestStore(user: "alice")
         let bob = try store.container(user: "bob")
-        defer { bob.close() }
         let post = Record(recordType: "Post", recordID: .init(recordName: "post"))
         post["text"] = "alice's"
-        try await store.container.publicCloudDatabase.save(post)
+        try await store.publicDatabase.save(post)
 
         let fetched = try await bob.publicCloudDatabase.record(for: post.recordID)
         fetched["text"] = "bob was here"
         await expectFogError(.permissionFailure) { try await bob.publicCloudDatabase.save(fetched) }
         await expectFogError(.permissionFailure) { try await bob.publicCloudDatabase.deleteRecord(withID: post.recordID) }
-        #expect(try await store.container.publicCloudDatabase.record(for: post.recordID)["text"] as? String == "alice's")
+        #expect(try await store.publicDatabase.record(for: post.recordID)["text"] as? String == "alice's")
     }
 }

@@ -2,12 +2,19 @@
 import Foundation
 import Synchronization
 import Testing
+import FogKitTesting
 
 /// Fetched records keep their encoded fields and decode a field when it is read; query
 /// candidates are tested on the encoded bytes in place. These tests hold that path to the
 /// decoded one: the same values, and corrupt bytes refused up front with a typed error,
 /// never discovered when a field is read.
 @Suite struct EncodedRecordTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     private static func encoded(_ values: [String: FieldValue], names: inout [String: Int64]) throws -> [UInt8] {
         let record = StoredRecord(
             recordType: "Note", recordName: "r1", zone: 3, values: values, parent: nil, share: nil, creationDate: Date(),
@@ -108,8 +115,6 @@ import Testing
     /// Records fetched, queried and read from the change feed hold exactly what was saved,
     /// also with desired keys.
     @Test func fetchedRecordsHoldWhatWasSaved() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         var rng = SplitMix64(seed: 23)
         var saved: [Record.ID: [String: FieldValue]] = [:]
@@ -161,8 +166,6 @@ import Testing
     /// Desired keys limit what a fetched record keeps, not only what it shows: a large field
     /// left out takes no memory. Assets read twice are the same instance, as in CloudKit.
     @Test func desiredKeysLimitWhatRecordsKeep() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let record = Record(recordType: "Doc", recordID: Record.ID(recordName: "d"))
         record["title"] = "t"
         record["blob"] = Data(count: 600_000)
@@ -187,8 +190,6 @@ import Testing
     /// Changing a fetched record works as on any record: the changed key is recorded, the
     /// other fields stay, and reverting for a conflict restores what was fetched.
     @Test func aFetchedRecordChangesLikeAnyOther() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let note = Record(recordType: "Note", recordID: Record.ID(recordName: "n"))
         note["title"] = "a"
         note["count"] = 1

@@ -2,6 +2,7 @@ import FogKit
 import FogStorage
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Opening a store of an older format version brings it to version 3. From version 1 (empty
 /// indexes and change logs): the change logs are filled. From version 2 (index keys ending
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func aVersionOneStoreIsMigratedWhenOpened() async throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         var names: Set<String> = []
         do {
             let container = try directory.open()
@@ -117,7 +118,7 @@ import Testing
     }
 
     @Test func aVersionTwoStoreGetsItsIndexesRebuiltWhenOpened() async throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         var names: [String] = []
         do {
             let container = try directory.open()
@@ -144,7 +145,7 @@ import Testing
     }
 
     @Test func aFailedMigrationLeavesTheVersionTwoStoreAsItWas() async throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         do {
             let container = try directory.open()
             try await QueryFixture.declareIndexes(container)

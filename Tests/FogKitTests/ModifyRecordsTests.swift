@@ -1,10 +1,17 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// modifyRecords, deletes, cascades and fetches (reference §2.2, §3.6, §6.3,
 /// §6.4, §7.3): per-item results and per-zone atomicity.
 @Suite struct ModifyRecordsTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     /// How one item of a batch goes wrong.
     enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
         /// Malformed before the store is consulted: a reserved field key.
@@ -72,8 +79,6 @@ import Testing
     // MARK: - Per-item results
 
     @Test func modifyRecordsReportsEachSaveAndDelete() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let doomed = Record(recordType: "Note", recordID: .init(recordName: "doomed"))
         try await db.save(doomed)
         let saves = Self.goodRecords(3, in: .default)
@@ -92,8 +97,6 @@ import Testing
     }
 
     @Test func deletingAMissingRecordIsUnknownItem() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         await expectFogError(.unknownItem) { try await db.deleteRecord(withID: .init(recordName: "missing")) }
         let r = Record(recordType: "Note")
         try await db.save(r)
@@ -108,8 +111,6 @@ import Testing
 
     @Test(arguments: Fault.allCases)
     func nonAtomicRequestsSaveTheGoodRecordsBesideABadOne(fault: Fault) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Atomic")
         try await db.save(RecordZone(zoneID: zoneID))
         let bad = try await Self.makeBad(fault, in: db, zoneID: zoneID)
@@ -126,8 +127,6 @@ import Testing
 
     @Test(arguments: Fault.allCases)
     func anAtomicRequestInACustomZoneFailsAsAWhole(fault: Fault) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Atomic")
         try await db.save(RecordZone(zoneID: zoneID))
         let bad = try await Self.makeBad(fault, in: db, zoneID: zoneID)
@@ -153,8 +152,6 @@ import Testing
     }
 
     @Test func anAtomicRequestWithAMissingDeleteInACustomZoneChangesNothing() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Atomic")
         try await db.save(RecordZone(zoneID: zoneID))
         let existing = Record(recordType: "Note", recordID: .init(recordName: "existing", zoneID: zoneID))
@@ -171,8 +168,6 @@ import Testing
     }
 
     @Test func atomicityIsPerZone() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneA = RecordZone.ID(zoneName: "A")
         let zoneB = RecordZone.ID(zoneName: "B")
         _ = try await db.modifyRecordZones(saving: [RecordZone(zoneID: zoneA), RecordZone(zoneID: zoneB)], deleting: [])
@@ -193,8 +188,6 @@ import Testing
 
     @Test func anAtomicRequestInTheDefaultZoneSavesTheIndependentRecordsBesideAConflict() async throws {
         // The default zone has no atomic capability: each record is saved on its own.
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let bad = try await Self.makeBad(.staleTag, in: db, zoneID: .default)
         let before = try await db.record(for: bad.recordID)
         let good = Self.goodRecords(3, in: .default)
@@ -211,8 +204,6 @@ import Testing
     @Test func aMalformedItemInAnAtomicRequestFailsItsWholeZoneEvenTheDefaultZone() async throws {
         // "with isAtomic = true the client still fails every other record in that
         // zone if one record can't even be sent (e.g. malformed)".
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let bad = try await Self.makeBad(.malformedKey, in: db, zoneID: .default)
         let good = Self.goodRecords(3, in: .default)
         let error = await expectFogError(.partialFailure) {
@@ -227,8 +218,6 @@ import Testing
     }
 
     @Test func aNonAtomicRequestDoesNotThrowForItemFailures() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let bad = try await Self.makeBad(.malformedKey, in: db, zoneID: .default)
         let result = try await db.modifyRecords(saving: [bad], deleting: [.init(recordName: "missing")], atomically: false)
         #expect(result.saveResults[bad.recordID]?.fogCode == .invalidArguments)
@@ -239,8 +228,6 @@ import Testing
 
     @Test(arguments: [false, true])
     func deletingARecordCascadesDeleteSelfReferencesTransitively(customZone: Bool) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID: RecordZone.ID = customZone ? .init(zoneName: "Tree") : .default
         if customZone { try await db.save(RecordZone(zoneID: zoneID)) }
         func id(_ name: String) -> Record.ID { .init(recordName: name, zoneID: zoneID) }
@@ -270,8 +257,6 @@ import Testing
     }
 
     @Test func deleteRecordCascadesToo() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let a = Record(recordType: "Node", recordID: .init(recordName: "A"))
         let b = Record(recordType: "Node", recordID: .init(recordName: "B"))
         b["owner"] = Record.Reference(record: a, action: .deleteSelf)
@@ -283,8 +268,6 @@ import Testing
     }
 
     @Test func circularDeleteSelfReferencesAreDeletedTogether() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let a = Record(recordType: "Node", recordID: .init(recordName: "A"))
         let b = Record(recordType: "Node", recordID: .init(recordName: "B"))
         a["owner"] = Record.Reference(record: b, action: .deleteSelf)
@@ -296,8 +279,6 @@ import Testing
     }
 
     @Test func aRecordWithSeveralOwnersIsDeletedWithAnyOfThem() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let p = Record(recordType: "Node", recordID: .init(recordName: "P"))
         let q = Record(recordType: "Node", recordID: .init(recordName: "Q"))
         let child = Record(recordType: "Node", recordID: .init(recordName: "child"))
@@ -310,8 +291,6 @@ import Testing
     }
 
     @Test func aReferenceChangedAwayFromDeleteSelfNoLongerCascades() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let a = Record(recordType: "Node", recordID: .init(recordName: "A"))
         let other = Record(recordType: "Node", recordID: .init(recordName: "other"))
         let b = Record(recordType: "Node", recordID: .init(recordName: "B"))
@@ -335,8 +314,6 @@ import Testing
     }
 
     @Test func aRecordWithADeleteSelfReferenceSurvivesItsRemoval() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let a = Record(recordType: "Node", recordID: .init(recordName: "A"))
         let b = Record(recordType: "Node", recordID: .init(recordName: "B"))
         b["owner"] = Record.Reference(record: a, action: .deleteSelf)
@@ -351,8 +328,6 @@ import Testing
     // MARK: - Fetching
 
     @Test func recordsForIDsReturnsOnlyDesiredKeys() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Note", recordID: .init(recordName: "r"))
         r["a"] = "A"
         r["b"] = 2
@@ -386,8 +361,6 @@ import Testing
     }
 
     @Test func recordsForIDsReportsUnknownIDsPerItem() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         try await db.save(RecordZone(zoneName: "Z"))
         let present = Record(recordType: "Note", recordID: .init(recordName: "present"))
         try await db.save(present)
@@ -404,8 +377,6 @@ import Testing
     }
 
     @Test func modifyRecordsWithNothingToDoSucceeds() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let result = try await db.modifyRecords(saving: [], deleting: [])
         #expect(result.saveResults.isEmpty)
         #expect(result.deleteResults.isEmpty)

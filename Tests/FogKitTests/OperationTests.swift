@@ -2,6 +2,7 @@ import FogKit
 import Foundation
 import Synchronization
 import Testing
+import FogKitTesting
 
 /// Collects callback events from an operation's thread.
 final class EventLog: Sendable {
@@ -24,9 +25,13 @@ extension Database {
 }
 
 @Suite struct OperationTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     @Test func modifyRecordsCallbacksRunInDocumentedOrder() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let existing = Record(recordType: "Note", recordID: Record.ID(recordName: "existing"))
         try await db.save(existing)
         let a = Record(recordType: "Note", recordID: Record.ID(recordName: "a"))
@@ -48,8 +53,6 @@ extension Database {
     }
 
     @Test func nonAtomicFailureEndsInPartialFailureWithItemErrors() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let good = Record(recordType: "Note")
         let bad = Record(recordType: "Note")
         bad["_reserved"] = 1
@@ -68,8 +71,6 @@ extension Database {
     }
 
     @Test func atomicZoneFailureStoresNothingAndMarksTheOthers() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Atomic"))
         let taken = Record(recordType: "Note", recordID: Record.ID(recordName: "taken", zoneID: zone.zoneID))
         try await db.save(taken)
@@ -86,8 +87,6 @@ extension Database {
     }
 
     @Test func cancelledOperationReportsOperationCancelled() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let record = Record(recordType: "Note")
         let op = ModifyRecordsOperation(recordsToSave: [record])
         let codes = EventLog()
@@ -104,8 +103,6 @@ extension Database {
     }
 
     @Test func dependenciesOrderOperationsOnAnyQueue() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let record = Record(recordType: "Note")
         record["title"] = "first"
         let save = ModifyRecordsOperation(recordsToSave: [record])
@@ -130,8 +127,6 @@ extension Database {
     }
 
     @Test func callbacksMayCallFogKitAgain() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let record = Record(recordType: "Note")
         let op = ModifyRecordsOperation(recordsToSave: [record])
         let nested = Mutex<Bool>(false)
@@ -160,8 +155,6 @@ extension Database {
     }
 
     @Test func zoneOperationsSaveFetchAndDelete() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let save = ModifyRecordZonesOperation(recordZonesToSave: [RecordZone(zoneName: "A"), RecordZone(zoneName: "_bad")])
         let saved = EventLog()
         save.perRecordZoneSaveBlock = { id, result in saved.append("\(id.zoneName) \((try? result.get()) != nil)") }

@@ -2,16 +2,23 @@ import FogKit
 import Foundation
 import Synchronization
 import Testing
+import FogKitTesting
 
 /// What survives closing and reopening a container, what reads leave alone,
 /// and what concurrent readers see.
 @Suite struct PersistenceTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     static func fieldValues(_ r: Record) -> [String: FieldValue] {
         Dictionary(uniqueKeysWithValues: r.allKeys().map { ($0, r.fieldValue(forKey: $0)!) })
     }
 
     @Test func aReopenedContainerSeesEveryRecordFieldZoneAndUser() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryDirectory()
         let assetFile = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-asset-\(UUID().uuidString)")
         try Data("asset contents".utf8).write(to: assetFile)
         defer { try? FileManager.default.removeItem(at: assetFile) }
@@ -96,7 +103,7 @@ import Testing
     }
 
     @Test func readsDoNotChangeTheStoreFile() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryDirectory()
         let ids: [Record.ID]
         do {
             let c = try dir.open(user: "alice")
@@ -137,8 +144,6 @@ import Testing
     }
 
     @Test func readersSeeConsistentSnapshotsWhileAWriterCommits() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Snapshots")
         try await db.save(RecordZone(zoneID: zoneID))
         let ids = (0..<20).map { Record.ID(recordName: "r\($0)", zoneID: zoneID) }
@@ -191,7 +196,7 @@ import Testing
     }
 
     @Test func archivedSystemFieldsDetectConflictsAfterAReopen() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryDirectory()
         let archive: Data
         let id = Record.ID(recordName: "cached")
         do {
@@ -220,11 +225,4 @@ import Testing
         await expectFogError(.serverRecordChanged) { try await db.save(stale) }
         #expect(try await db.record(for: id)["title"] as? String == "v2")
     }
-}
-
-/// A flag one task sets and others read.
-final class Flag: Sendable {
-    private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
 }

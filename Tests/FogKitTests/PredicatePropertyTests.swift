@@ -1,6 +1,7 @@
 @testable import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Properties of the predicate front end over many random inputs: the canonical text of any
 /// valid syntax tree parses back to an equal tree, and garbage gives a predicate or an

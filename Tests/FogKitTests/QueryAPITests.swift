@@ -2,10 +2,17 @@ import FogKit
 import Foundation
 import Synchronization
 import Testing
+import FogKitTesting
 
 /// Type errors against the schema, QueryOperation's callbacks, limits, desired keys and zone
 /// scoping (Docs/Queries.md, "The API", "Zones", "What matches").
 @Suite struct QueryAPITests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     static let zone = QueryFixture.zoneID
 
     static func query(_ format: String, _ args: Any..., sorts: [Query.SortDescriptor]? = nil) throws -> Query {
@@ -17,8 +24,6 @@ import Testing
     // MARK: - Type errors
 
     @Test func predicatesThatDoNotFitTheFieldTypesAreRefused() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 30, seed: 201)
         let paris = QueryFixture.paris
         let bad: [(String, [Any])] = [
@@ -105,8 +110,6 @@ import Testing
     }
 
     @Test func fieldTypesBelongToTheRecordType() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 20, seed: 202)
         // "name" is a STRING field of Author, unknown in Post: no type error, and no Post has it.
         #expect(try await QueryRunner.all(db, try Self.query("name == 3"), in: Self.zone, limit: 10).isEmpty)
@@ -125,8 +128,6 @@ import Testing
     // MARK: - The builder
 
     @Test func builderPredicatesRunLikeTheirFormatStrings() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 60, seed: 210)
         let paris = QueryFixture.paris
         let author = QueryFixture.authorIDs(in: Self.zone)[1]
@@ -167,8 +168,6 @@ import Testing
     // MARK: - QueryOperation
 
     @Test func queryOperationCallsBackInOrderAndContinuesFromItsCursor() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 40, seed: 203)
         let sorts = [Query.SortDescriptor(key: "score", ascending: false), Query.SortDescriptor(key: "title")]
         let cond = RefCond.compare("score", .ge, .int64(0))
@@ -212,8 +211,6 @@ import Testing
 
     @available(*, deprecated, message: "exercises the deprecated callbacks on purpose")
     @Test func theOlderCallbacksRunToo() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 12, seed: 204)
         let sorts = [Query.SortDescriptor(key: "createdAt")]
         let op = QueryOperation(query: try Self.query("TRUEPREDICATE", sorts: sorts))
@@ -232,8 +229,6 @@ import Testing
     }
 
     @Test func resultsLimitAndMaximumResults() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         _ = try await QueryFixture.populate(db, count: 130, seed: 205)
         let q = try Self.query("TRUEPREDICATE")
         #expect(QueryOperation.maximumResults == 0 && QueryOperation.defaultBatchSize == 100)
@@ -256,8 +251,6 @@ import Testing
     }
 
     @Test func desiredKeysProjectTheRecords() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 40, seed: 206)
         let byName = Dictionary(uniqueKeysWithValues: refs.map { ($0.name, $0) })
         let sorts = [Query.SortDescriptor(key: "score")]
@@ -294,8 +287,6 @@ import Testing
     }
 
     @Test func queriesSearchOneZone() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let inBlog = try await QueryFixture.populate(db, count: 7, seed: 207)
         let inDefault = try await QueryFixture.populate(db, count: 5, seed: 208, zone: .default)
         let q = try Self.query("TRUEPREDICATE")
@@ -325,7 +316,7 @@ import Testing
         #expect(failure.withLock { $0 } == .zoneNotFound)
 
         // The public database has only its default zone.
-        let publicDB = store.container.publicCloudDatabase
+        let publicDB = store.publicDatabase
         let publicPosts = try await QueryFixture.populate(publicDB, count: 4, seed: 209, zone: .default)
         #expect(try await names(publicDB, nil) == Set(publicPosts.map(\.name)))
         await expectFogError(.zoneNotFound) { try await publicDB.records(matching: q, inZoneWith: Self.zone) }
@@ -347,8 +338,6 @@ import Testing
     }
 
     @Test func anOperationWithoutAQueryOrThatIsCancelledFails() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let empty = QueryOperation()
         let code = Mutex<FogError.Code?>(nil)
         empty.queryResultBlock = { result in code.withLock { $0 = result.fogCode } }

@@ -1,6 +1,7 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// One row of the conformance table: a predicate in CloudKit's format, its meaning for the
 /// brute-force evaluator, and optionally a sort.
@@ -333,6 +334,11 @@ enum QueryTable {
 /// configurations: development without indexes (scans), development with every index, and
 /// production with every index. All three must give the brute-force result.
 @Suite struct QueryConformanceTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+
+    init() throws { store = try TestStore() }
+
     struct Case: Sendable, CustomTestStringConvertible {
         let seed: UInt64
         let count: Int
@@ -353,7 +359,6 @@ enum QueryTable {
     ]
 
     @Test(arguments: cases) func everyShapeMatchesBruteForceInEveryConfiguration(_ c: Case) async throws {
-        let store = try TestStore()
         let container = store.container
         let db = container.privateCloudDatabase
         let zone = QueryFixture.zoneID

@@ -1,11 +1,18 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Cursors (Docs/Queries.md, "Cursors"): paging returns the whole result in order, writes
 /// between batches neither repeat nor skip unaffected records, cursors survive Codable and
 /// refuse corrupt content.
 @Suite struct QueryCursorTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     static let zone = QueryFixture.zoneID
 
     static func query(_ format: String = "TRUEPREDICATE", _ args: Any..., sorts: [Query.SortDescriptor]? = nil) throws -> Query {
@@ -18,8 +25,6 @@ import Testing
 
     @Test(arguments: [1, 2, 7, 50, QueryOperation.maximumResults])
     func pagingASortedQueryGivesTheWholeResultInOrder(limit: Int) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 130, seed: 11)
         let sorts = [Query.SortDescriptor(key: "score", ascending: false), Query.SortDescriptor(key: "title", ascending: true)]
         let q = try Self.query("score >= %@", 0, sorts: sorts)
@@ -35,8 +40,6 @@ import Testing
     }
 
     @Test func aCursorOnlyWhenMoreRecordsMatch() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 60, seed: 12)
         let matching = refs.filter { RefEval.matches(.compare("isCurrent", .eq, .int64(1)), $0) }
         try #require(matching.count > 3)
@@ -72,8 +75,6 @@ import Testing
     /// batches read the score index forwards or backwards from that position.
     @Test(arguments: [false, true], [true, false])
     func writesBetweenBatchesOfASortedQuery(indexed: Bool, ascending: Bool) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         if indexed { try await QueryFixture.declareIndexes(store.container) }
         let refs = try await QueryFixture.populate(db, count: 90, seed: 21)
         var rows = Dictionary(uniqueKeysWithValues: refs.map { ($0.name, $0.row) })
@@ -150,8 +151,6 @@ import Testing
     /// back exactly once, deleted ones never after their deletion.
     @Test(arguments: ["TRUEPREDICATE", "score BETWEEN {0, 10}"])
     func writesBetweenBatchesOfAnUnsortedQuery(format: String) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         try await QueryFixture.declareIndexes(store.container)
         let refs = try await QueryFixture.populate(db, count: 80, seed: 31)
         let cond: RefCond = format == "TRUEPREDICATE" ? .value(true) : .between("score", .int64(0), .int64(10))
@@ -196,8 +195,6 @@ import Testing
     // MARK: - Codable
 
     @Test func aCursorSurvivesACodableRoundTrip() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         _ = try await QueryFixture.populate(db, count: 40, seed: 41)
         let q = try Self.query(
             "score > %@ AND NOT (tags CONTAINS %@)", -2, "blue", sorts: [.init(key: "createdAt", ascending: false), .init(key: "title")])
@@ -219,8 +216,6 @@ import Testing
     }
 
     @Test func corruptCursorJSONFailsToDecode() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         _ = try await QueryFixture.populate(db, count: 30, seed: 51)
         let q = try Self.query("score >= 0", sorts: [.init(key: "score")])
         let cursor = try #require(try await db.records(matching: q, inZoneWith: Self.zone, resultsLimit: 2).queryCursor)
@@ -277,13 +272,11 @@ import Testing
     // MARK: - Zones
 
     @Test func aCursorFailsOnceItsZoneIsGoneOrInAnotherDatabase() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         _ = try await QueryFixture.populate(db, count: 20, seed: 61)
         let q = try Self.query()
         let cursor = try #require(try await db.records(matching: q, inZoneWith: Self.zone, resultsLimit: 3).queryCursor)
         // The public database has only its default zone.
-        await expectFogError(.zoneNotFound) { try await store.container.publicCloudDatabase.records(continuingMatchFrom: cursor) }
+        await expectFogError(.zoneNotFound) { try await store.publicDatabase.records(continuingMatchFrom: cursor) }
         try await db.deleteRecordZone(withID: Self.zone)
         await expectFogError(.zoneNotFound) { try await db.records(continuingMatchFrom: cursor) }
     }

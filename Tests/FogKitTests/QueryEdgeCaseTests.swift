@@ -3,8 +3,15 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 @Suite struct QueryEdgeCaseTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     private func names(_ db: Database, _ type: String, _ zone: RecordZone.ID, _ format: String, _ args: Any..., sort: [Query.SortDescriptor]? = nil, limit: Int = 100) async throws -> [String] {
         let query = Query(recordType: type, predicate: try QueryPredicate(format: format, argumentArray: args))
         query.sortDescriptors = sort
@@ -26,8 +33,6 @@ import Testing
     // longer values whose encoding extends the constant's (0x00 escaped as 00 FF), then reads
     // 0xFF as the row id's Int64 tag.
     @Test func equalityOnBytesWithTrailingZeroSibling() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.container.setIndexes(.queryable, forField: "sig", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("a", ["sig": Data([1])]), ("b", ["sig": Data([1, 0])])])
@@ -39,8 +44,6 @@ import Testing
     // IndexEntries' unique() and the planner's Set<IndexValue> drop one of two byte-distinct
     // spellings that the evaluator (and Docs/Queries.md) treat as different values.
     @Test func canonicallyEquivalentShortStrings() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.container.setIndexes(["tags": .queryable, "name": .queryable], ofRecordType: "Doc")
         try await save(db, zone, "Doc", [
@@ -54,8 +57,6 @@ import Testing
     // Finding 4: an exclusive lower bound becomes successor(ofPrefix: encoded value),
     // which also skips strings that extend the bound with U+0000.
     @Test func greaterThanSkipsNulExtension() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.container.setIndexes(.sortable, forField: "name", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("a", ["name": "a"]), ("anul", ["name": "a\u{0}b"]), ("b", ["name": "b"])])
@@ -64,8 +65,6 @@ import Testing
 
     // Finding 2 — traps (integer overflow in `limit + 1`), so disabled: run it alone to see the crash.
     @Test func heapLimitOverflow() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         try await save(db, .default, "Doc", [("a", ["n": 2]), ("b", ["n": 1])])
         // No sortable index on n: results are ordered in memory (heap path).
         _ = try await names(db, "Doc", .default, "TRUEPREDICATE", sort: [Query.SortDescriptor(key: "n")], limit: Int.max)
@@ -75,8 +74,6 @@ import Testing
     // index lookup is by bytes, while the evaluator's Set<String> matches canonical equivalents.
     // Folding keeps Hangul conjoining jamo (NFD, e.g. from macOS file names) distinct from syllables.
     @Test func tokenSearchHangulNFDvsNFC() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.container.setIndexes(.searchable, forField: "title", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("k", ["title": "\u{1112}\u{1161}\u{11AB}"])])  // 한, decomposed
@@ -86,8 +83,6 @@ import Testing
     // Finding 7: a strict bound outside Int64's range is clamped to Int64.max/.min but
     // stays exclusive, dropping records the evaluator matches (Double(Int64.max) < 1e19).
     @Test func intFieldWithOutOfRangeDoubleBound() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.container.setIndexes(.sortable, forField: "n", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("max", ["n": Int64.max]), ("min", ["n": Int64.min])])
@@ -98,8 +93,6 @@ import Testing
     // Finding 6: the complemented encoding of a descending string/bytes key is not
     // prefix-free when the next key is an ascending null (0x00).
     @Test func descendingBytesThenAscendingMissing() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await save(db, zone, "Doc", [("short", ["b": Data([0x61])]), ("long", ["b": Data([0x61, 0x00]), "t": 1])])
         let order = try await names(db, "Doc", zone, "TRUEPREDICATE", sort: [.init(key: "b", ascending: false), .init(key: "t")])
@@ -108,9 +101,13 @@ import Testing
 }
 
 @Suite struct GeoGridEdgeTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     @Test func theAntimeridianIsOneMeridian() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Geo")).zoneID
         try await store.container.setIndexes(.queryable, forField: "place", ofRecordType: "Spot")
         let spots: [(String, Double)] = [("east", 180), ("west", -180), ("nearEast", 179.99), ("nearWest", -179.99), ("far", 0)]
@@ -132,13 +129,7 @@ import Testing
     }
 
     @Test func aCorruptCursorPositionIsInvalidArguments() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
-        _ = try await db.modifyRecords(saving: (0..<5).map { i in
-            let r = Record(recordType: "Item", recordID: Record.ID(recordName: "i\(i)"))
-            r["n"] = i
-            return r
-        }, deleting: [])
+        _ = try await db.modifyRecords(saving: SampleRecords.items(5), deleting: [])
         let (_, cursor) = try await db.records(matching: Query(recordType: "Item", predicate: QueryPredicate(value: true)), resultsLimit: 2)
         var json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(try #require(cursor))) as! [String: Any]
         json["position"] = Data([0x02, 0x41, 0x00]).base64EncodedString()

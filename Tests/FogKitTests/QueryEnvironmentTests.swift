@@ -1,10 +1,17 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// The development and production environments (Docs/Queries.md, "Indexes and environments")
 /// and `explain` (QueryPlan: access path, missing indexes).
 @Suite struct QueryEnvironmentTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     static let zone = QueryFixture.zoneID
 
     static func query(_ format: String, _ args: Any..., sorts: [Query.SortDescriptor]? = nil) throws -> Query {
@@ -41,8 +48,7 @@ import Testing
     // MARK: - Production
 
     @Test func productionRefusesQueriesWithoutTheirIndexes() async throws {
-        let store = try TestStore()
-        let refs = try await QueryFixture.populate(store.container.privateCloudDatabase, count: 40, seed: 101)
+        let refs = try await QueryFixture.populate(store.privateDatabase, count: 40, seed: 101)
         let production = try Self.production(store)
         defer { production.close() }
         let db = production.privateCloudDatabase
@@ -98,8 +104,7 @@ import Testing
     }
 
     @Test func productionRefusesUnknownRecordTypes() async throws {
-        let store = try TestStore()
-        _ = try await QueryFixture.populate(store.container.privateCloudDatabase, count: 5, seed: 102)
+        _ = try await QueryFixture.populate(store.privateDatabase, count: 5, seed: 102)
         let production = try Self.production(store)
         defer { production.close() }
         for format in ["TRUEPREDICATE", "score == 3"] {
@@ -115,7 +120,7 @@ import Testing
         // A store opened in production from the start: saves work, queries need indexes.
         let store = try TestStore(configuration: .init(durability: .none, environment: .production))
         #expect(store.container.configuration.environment == .production)
-        let db = store.container.privateCloudDatabase
+        let db = store.privateDatabase
         let refs = try await QueryFixture.populate(db, count: 15, seed: 103)
         await Self.expectRefused(try Self.query("score == 3"), in: db, mentioning: ["score", "not marked queryable"])
         try await store.container.setIndexes([.queryable], forField: "score", ofRecordType: "Post")
@@ -126,8 +131,6 @@ import Testing
     // MARK: - Development
 
     @Test func developmentRunsTheSameQueriesAndAdvises() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let refs = try await QueryFixture.populate(db, count: 40, seed: 104)
         #expect(store.container.indexAdvice().isEmpty)
 
@@ -164,8 +167,6 @@ import Testing
     // MARK: - explain
 
     @Test func explainShowsTheAccessPathAndTheMissingIndexes() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         _ = try await QueryFixture.populate(db, count: 20, seed: 105)
         func plan(_ q: Query) throws -> QueryPlan { try db.explain(q, inZoneWith: Self.zone) }
         func missing(_ p: QueryPlan, _ field: String, _ option: IndexOptions) -> Bool {

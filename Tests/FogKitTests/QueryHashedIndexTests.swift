@@ -1,13 +1,18 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Queryable-only indexes keep long strings and bytes as hashes; equality, IN and list
 /// membership still find exactly the matching records, through updates and deletes.
 @Suite struct QueryHashedIndexTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     @Test func longValuesInQueryableOnlyFieldsAreFoundExactly() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.container.setIndexes(["author": .queryable, "labels": .queryable, "blob": .queryable], ofRecordType: "Doc")
         let authors = ["an author with a long name", "an author with a long name!", "short", "e\u{301}tienne the long-named author", "\u{e9}tienne the long-named author"]

@@ -1,11 +1,17 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Index maintenance: indexes follow saves, updates, deletes, cascades, zone deletion and
 /// index removal, in the same transaction as the records; query results stay those of brute
 /// force and the integrity check stays sound.
 @Suite struct QueryIndexTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+
+    init() throws { store = try TestStore() }
+
     static let zone = QueryFixture.zoneID
 
     /// Runs every shape of the conformance table against the records named `names`, fetched by ID.
@@ -27,7 +33,6 @@ import Testing
     }
 
     @Test func indexesFollowSavesUpdatesDeletesAndCascades() async throws {
-        let store = try TestStore()
         let container = store.container
         let db = container.privateCloudDatabase
         // Indexes first: every entry is written by a save, none by a rebuild.
@@ -103,7 +108,6 @@ import Testing
     }
 
     @Test func deletingAZoneDeletesItsIndexEntries() async throws {
-        let store = try TestStore()
         let container = store.container
         let db = container.privateCloudDatabase
         try await QueryFixture.declareIndexes(container)
@@ -134,7 +138,6 @@ import Testing
     }
 
     @Test func removingAndReAddingIndexes() async throws {
-        let store = try TestStore()
         let container = store.container
         let db = container.privateCloudDatabase
         try await QueryFixture.declareIndexes(container)

@@ -1,6 +1,7 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 // A brute-force evaluator of FogKit queries, written from Docs/Queries.md alone, and the random
 // "Post" data the query suites share. Nothing here calls FogKit's own predicate evaluator: the

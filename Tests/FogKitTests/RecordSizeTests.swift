@@ -1,6 +1,7 @@
 @testable import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// The record size limit is computed from values without encoding them; the computation
 /// must equal the encoded size for every kind of value.

@@ -1,10 +1,17 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// CKRecord behaviour (reference §3.1–3.6, §4.1): defaults, value types and
 /// how they are stored, changed keys, copies, system fields and parents.
 @Suite struct RecordTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     // MARK: - Creation
 
     @Test func aNewRecordHasAUUIDNameInTheDefaultZoneAndNoMetadata() {
@@ -51,8 +58,6 @@ import Testing
     }
 
     @Test func everyValueTypeRoundTripsThroughTheStore() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let target = Record(recordType: "Target", recordID: .init(recordName: "target"))
         try await db.save(target)
         let date = Date(timeIntervalSinceReferenceDate: 123_456_789.123_456)
@@ -131,8 +136,6 @@ import Testing
     }
 
     @Test func anAssetIsACopyThatLaterChangesToTheSourceFileDoNotAffect() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let file = try Self.makeFile(Data("v1".utf8))
         defer { try? FileManager.default.removeItem(at: file) }
         let r = Record(recordType: "Doc")
@@ -156,8 +159,6 @@ import Testing
         (false, Int64(0)),
     ] as [(any RecordValueProtocol & Sendable, Int64)])
     func integersAndBooleansAreStoredAsInt64(value: any RecordValueProtocol & Sendable, stored: Int64) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Numbers")
         r.setObject(value, forKey: "n")
         #expect(r.fieldValue(forKey: "n") == .int64(stored))
@@ -173,8 +174,6 @@ import Testing
     }
 
     @Test func booleansReadBackThroughBoolAndInt() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Flags")
         r["yes"] = true
         r["no"] = false
@@ -193,8 +192,6 @@ import Testing
     }
 
     @Test func floatIsStoredAsDouble() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Numbers")
         r["f"] = Float(1.5)
         r["fl"] = [Float(0.5), Float(-2)]
@@ -209,8 +206,6 @@ import Testing
     }
 
     @Test func intListsAreStoredAsInt64Lists() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Numbers")
         r["ints"] = [1, 2, 3]
         r["int32s"] = [Int32(-1), Int32(5)]
@@ -231,8 +226,6 @@ import Testing
     }
 
     @Test func locationRoundTripsEveryProperty() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let location = Location(
             latitude: -33.8688, longitude: 151.2093, altitude: -12.75, horizontalAccuracy: 4.5, verticalAccuracy: 8.25,
             course: 271.5, speed: 13.375, timestamp: Date(timeIntervalSince1970: 1_700_000_000.25))
@@ -253,8 +246,6 @@ import Testing
 
     @Test(arguments: [Record.ReferenceAction.none, .deleteSelf], [false, true])
     func referenceRoundTripsWithItsAction(action: Record.ReferenceAction, customZone: Bool) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID: RecordZone.ID = customZone ? .init(zoneName: "Refs") : .default
         if customZone { try await db.save(RecordZone(zoneID: zoneID)) }
         let target = Record(recordType: "Target", recordID: .init(recordName: "t", zoneID: zoneID))
@@ -278,8 +269,6 @@ import Testing
         Date.distantFuture,
     ])
     func datesRoundTripExactly(date: Date) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Event")
         r["at"] = date
         let now = Date()
@@ -291,8 +280,6 @@ import Testing
     }
 
     @Test func dataRoundTripsExactly() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         var generator = SystemRandomNumberGenerator()
         let random = Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let r = Record(recordType: "Blob")
@@ -306,8 +293,6 @@ import Testing
     }
 
     @Test func emptyListsAndEmptyStringsRoundTrip() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Empty")
         r["strings"] = [String]()
         r["ints"] = [Int64]()
@@ -357,8 +342,6 @@ import Testing
     }
 
     @Test func savedAndFetchedRecordsHaveNoChangedKeys() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Note")
         r["title"] = "t"
         r["body"] = "b"
@@ -375,8 +358,6 @@ import Testing
     }
 
     @Test func aKeyRemovedAndSavedIsGoneFromTheStore() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Note")
         r["title"] = "t"
         r["body"] = "b"
@@ -388,8 +369,6 @@ import Testing
     }
 
     @Test func copyHasTheSameContentsAndIsIndependent() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let parent = Record(recordType: "Folder")
         try await db.save(parent)
         let r = Record(recordType: "Note")
@@ -429,8 +408,6 @@ import Testing
     // MARK: - System fields
 
     @Test func systemFieldsAreSetOnCreate() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let before = Date()
         let r = Record(recordType: "Note")
         r["title"] = "t"
@@ -453,8 +430,6 @@ import Testing
     }
 
     @Test func anUpdateAdvancesModificationDateAndKeepsCreationDate() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Note")
         r["title"] = "t"
         let first = try await db.save(r)
@@ -469,8 +444,6 @@ import Testing
     }
 
     @Test func recordChangeTagChangesOnEverySave() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         var current = try await db.save(Record(recordType: "Note"))
         var tags = [try #require(current.recordChangeTag)]
         for i in 0..<5 {
@@ -484,8 +457,6 @@ import Testing
 
     @Test func aRecordMayReferenceTheUserRecord() async throws {
         // User record names start with "_"; referencing them is the usual pattern.
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let me = try await store.container.userRecordID()
         let note = Record(recordType: "Note")
         note["author"] = Record.Reference(recordID: me, action: .none)
@@ -497,8 +468,6 @@ import Testing
     // MARK: - Parent
 
     @Test func parentRoundTripsWithActionNoneAndCanBeRemoved() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let folder = Record(recordType: "Folder", recordID: .init(recordName: "folder"))
         let other = Record(recordType: "Folder", recordID: .init(recordName: "other"))
         _ = try await db.modifyRecords(saving: [folder, other], deleting: [])

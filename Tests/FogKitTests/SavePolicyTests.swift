@@ -1,9 +1,16 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Save policies and conflicts (reference §6.3 save policies, §7.3).
 @Suite struct SavePolicyTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     /// Saves a Note with `a`, `b` and `c` and returns the stored record.
     static func seed(_ db: Database, name: String = "note") async throws -> Record {
         let r = Record(recordType: "Note", recordID: .init(recordName: name))
@@ -22,8 +29,6 @@ import Testing
     // MARK: - ifServerRecordUnchanged
 
     @Test func savingANewRecordWhoseIDExistsIsServerRecordChanged() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
 
         let intruder = Record(recordType: "Note", recordID: stored.recordID)
@@ -45,8 +50,6 @@ import Testing
     }
 
     @Test func aStaleChangeTagIsServerRecordChangedWithServerClientAndAncestor() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let mine = try await db.record(for: stored.recordID)
         let theirs = try await db.record(for: stored.recordID)
@@ -80,8 +83,6 @@ import Testing
     }
 
     @Test func resolvingAConflictByEditingTheServerRecordSucceeds() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let mine = try await db.record(for: stored.recordID)
         let theirs = try await db.record(for: stored.recordID)
@@ -97,8 +98,6 @@ import Testing
     }
 
     @Test func savingWithTheTagOfADeletedRecordIsUnknownItem() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let fetched = try await db.record(for: stored.recordID)
         try await db.deleteRecord(withID: stored.recordID)
@@ -108,8 +107,6 @@ import Testing
     }
 
     @Test func aSaveWithTheCurrentTagSendsOnlyChangedKeys() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         // A record fetched with only some keys, saved under the default policy,
         // leaves the other keys alone.
@@ -124,8 +121,6 @@ import Testing
     // MARK: - changedKeys
 
     @Test func changedKeysOverwritesWithoutCheckingTheTagAndKeepsOtherKeys() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let stale = try await db.record(for: stored.recordID)
         let other = try await db.record(for: stored.recordID)
@@ -146,8 +141,6 @@ import Testing
     }
 
     @Test func changedKeysWithANewRecordOverwritesAnExistingOne() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let blind = Record(recordType: "Note", recordID: stored.recordID)
         blind["a"] = "blind"
@@ -161,8 +154,6 @@ import Testing
     // MARK: - allKeys
 
     @Test func allKeysWritesEveryLocalKeyWithoutCheckingTheTag() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let stale = try await db.record(for: stored.recordID)
         let other = try await db.record(for: stored.recordID)
@@ -183,8 +174,6 @@ import Testing
     }
 
     @Test func allKeysKeepsKeysOmittedByDesiredKeys() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let partial = try #require(try await db.records(for: [stored.recordID], desiredKeys: ["a"])[stored.recordID]?.get())
         #expect(partial.allKeys() == ["a"])
@@ -200,8 +189,6 @@ import Testing
     }
 
     @Test func allKeysSendsRemovalsOfChangedKeys() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let fetched = try await db.record(for: stored.recordID)
         fetched["b"] = nil
@@ -213,8 +200,6 @@ import Testing
 
     @Test(arguments: RecordSavePolicy.allCases)
     func aFailedSaveLeavesTheStoredRecordUnchanged(policy: RecordSavePolicy) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let before = try await db.record(for: stored.recordID)
 
@@ -240,8 +225,6 @@ import Testing
     }
 
     @Test func aFailedConflictDoesNotConsumeTheTag() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let stored = try await Self.seed(db)
         let intruder = Record(recordType: "Note", recordID: stored.recordID)
         await expectFogError(.serverRecordChanged) { try await db.save(intruder) }

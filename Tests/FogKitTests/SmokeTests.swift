@@ -1,11 +1,16 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 @Suite struct SmokeTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     @Test func saveFetchUpdateDelete() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let note = Record(recordType: "Note")
         note["title"] = "Groceries"
         note["count"] = 3

@@ -1,13 +1,18 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Change tokens and query cursors keep the way CloudKit code stores them: `NSKeyedArchiver`
 /// with secure coding (and `Codable`).
 @Suite struct TokenArchivingTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     @Test func aChangeTokenArchivesWithNSKeyedArchiverAndStillWorks() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await db.save(Record(recordType: "Note", recordID: Record.ID(recordName: "a", zoneID: zone)))
         let token = try await db.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
@@ -21,13 +26,7 @@ import Testing
     }
 
     @Test func aQueryCursorArchivesWithNSKeyedArchiverAndContinues() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
-        _ = try await db.modifyRecords(saving: (0..<5).map { i in
-            let r = Record(recordType: "Item", recordID: Record.ID(recordName: "i\(i)"))
-            r["n"] = i
-            return r
-        }, deleting: [])
+        _ = try await db.modifyRecords(saving: SampleRecords.items(5), deleting: [])
         let query = Query(recordType: "Item", predicate: QueryPredicate(value: true))
         query.sortDescriptors = [Query.SortDescriptor(key: "n", ascending: false)]
         let (first, cursor) = try await db.records(matching: query, resultsLimit: 2)

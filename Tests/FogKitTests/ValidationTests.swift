@@ -1,10 +1,17 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Bad input never hurts data (reference §3.1, §3.4–3.6, §4.1, §6.3, §7): each
 /// malformed save fails with CloudKit's code and leaves the store as it was.
 @Suite struct ValidationTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     // MARK: - Names
 
     static let badRecordNames: [String] = [
@@ -17,8 +24,6 @@ import Testing
 
     @Test(arguments: badRecordNames)
     func badRecordNamesAreInvalidArgumentsAndNothingIsStored(name: String) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let record = Record(recordType: "Note", recordID: .init(recordName: name))
         record["title"] = "t"
         await expectFogError(.invalidArguments, "name \(name.prefix(20))") { try await db.save(record) }
@@ -32,8 +37,6 @@ import Testing
     }
 
     @Test func aRecordNameOf255ASCIICharactersIsAccepted() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let record = Record(recordType: "Note", recordID: .init(recordName: String(repeating: "n", count: 255)))
         try await db.save(record)
         #expect(try await db.record(for: record.recordID).recordID == record.recordID)
@@ -51,8 +54,6 @@ import Testing
 
     @Test(arguments: badRecordTypes)
     func badRecordTypesAreInvalidArgumentsAndNothingIsStored(type: String) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let record = Record(recordType: type, recordID: .init(recordName: "r"))
         record["title"] = "t"
         await expectFogError(.invalidArguments, "type \(type)") { try await db.save(record) }
@@ -60,8 +61,6 @@ import Testing
     }
 
     @Test func recordTypesWithLettersDigitsAndUnderscoresAreAccepted() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         for type in ["N", "Note2", "Note_Item", "note_2_x"] {
             let record = Record(recordType: type)
             try await db.save(record)
@@ -90,8 +89,6 @@ import Testing
 
     @Test(arguments: badFieldKeys)
     func badFieldKeysAreInvalidArgumentsAndNothingIsStored(key: String) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         // A new record.
         let record = Record(recordType: "Note", recordID: .init(recordName: "new"))
         record["title"] = "t"
@@ -111,8 +108,6 @@ import Testing
     }
 
     @Test func aFieldKeyOf255CharactersIsAccepted() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let key = "k" + String(repeating: "_", count: 253) + "9"
         let record = Record(recordType: "Note")
         record[key] = 1
@@ -133,8 +128,6 @@ import Testing
         (.bytes(Data([1])), .string("\u{1}")),
     ])
     func aFieldsTypeIsFixedByItsFirstWrite(first: FieldValue, second: FieldValue) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let original = Record(recordType: "Note", recordID: .init(recordName: "original"))
         original.setFieldValue(first, forKey: "field")
         original["title"] = "kept"
@@ -160,7 +153,7 @@ import Testing
         await expectFogError(.invalidArguments) { try await db.save(inZone) }
         let inPublic = Record(recordType: "Note")
         inPublic.setFieldValue(second, forKey: "field")
-        await expectFogError(.invalidArguments) { try await store.container.publicCloudDatabase.save(inPublic) }
+        await expectFogError(.invalidArguments) { try await store.publicDatabase.save(inPublic) }
 
         // A different record type may use the name with the other type.
         let task = Record(recordType: "Task", recordID: .init(recordName: "task"))
@@ -171,8 +164,6 @@ import Testing
 
     @Test(arguments: [false, true])
     func twoNewRecordsInOneRequestCannotGiveAFieldTwoTypes(atomically: Bool) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Z")
         try await db.save(RecordZone(zoneID: zoneID))
         let first = Record(recordType: "Note", recordID: .init(recordName: "first", zoneID: zoneID))
@@ -199,8 +190,6 @@ import Testing
     }
 
     @Test func aRecordCannotChangeItsType() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let note = Record(recordType: "Note", recordID: .init(recordName: "r"))
         note["title"] = "t"
         let stored = try await db.save(note)
@@ -216,8 +205,6 @@ import Testing
     // MARK: - Sizes and counts
 
     @Test func aRecordOverOneMegabyteIsLimitExceededAndOneJustUnderSaves() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let big = Record(recordType: "Blob", recordID: .init(recordName: "big"))
         big["data"] = Data(count: 1_048_577)
         await expectFogError(.limitExceeded) { try await db.save(big) }
@@ -231,8 +218,6 @@ import Testing
     }
 
     @Test func growingAStoredRecordPastOneMegabyteIsLimitExceededAndChangesNothing() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let r = Record(recordType: "Blob", recordID: .init(recordName: "r"))
         r["first"] = Data(count: 600_000)
         let stored = try await db.save(r)
@@ -244,8 +229,6 @@ import Testing
     }
 
     @Test func assetsDoNotCountTowardTheRecordSizeLimit() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-asset-\(UUID().uuidString)")
         try Data(count: 1_200_000).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -257,8 +240,6 @@ import Testing
     }
 
     @Test func moreThan400ItemsInOneRequestIsLimitExceededAndNothingIsStored() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let existing = Record(recordType: "Note", recordID: .init(recordName: "existing"))
         try await db.save(existing)
         let records = (0..<400).map { Record(recordType: "Note", recordID: .init(recordName: "r\($0)")) }
@@ -281,8 +262,6 @@ import Testing
     }
 
     @Test func aRequestOverTwoMegabytesIsLimitExceededAndNothingIsStored() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let records = (0..<3).map { i -> Record in
             let r = Record(recordType: "Blob", recordID: .init(recordName: "b\(i)"))
             r["data"] = Data(count: 900_000)
@@ -298,8 +277,6 @@ import Testing
 
     @Test(arguments: [false, true])
     func theSameRecordTwiceInOneRequestIsInvalidArgumentsAndNothingIsStored(atomically: Bool) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let id = Record.ID(recordName: "twice")
         let one = Record(recordType: "Note", recordID: id)
         one["v"] = 1
@@ -320,8 +297,6 @@ import Testing
     // MARK: - References
 
     @Test func aReferenceIntoAnotherZoneIsInvalidArgumentsAndNothingIsStored() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         try await db.save(RecordZone(zoneName: "Other"))
         let target = Record(recordType: "Target", recordID: .init(recordName: "t", zoneID: .init(zoneName: "Other")))
         try await db.save(target)
@@ -344,8 +319,6 @@ import Testing
     }
 
     @Test func aParentWithActionDeleteSelfIsInvalidArguments() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let folder = Record(recordType: "Folder", recordID: .init(recordName: "folder"))
         try await db.save(folder)
         let note = Record(recordType: "Note", recordID: .init(recordName: "note"))
@@ -355,8 +328,6 @@ import Testing
     }
 
     @Test func aParentInAnotherZoneOrTheRecordItselfIsInvalidArguments() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         try await db.save(RecordZone(zoneName: "Other"))
         let folder = Record(recordType: "Folder", recordID: .init(recordName: "folder", zoneID: .init(zoneName: "Other")))
         try await db.save(folder)
@@ -372,8 +343,6 @@ import Testing
     }
 
     @Test func aParentThatDoesNotExistIsReferenceViolation() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let note = Record(recordType: "Note", recordID: .init(recordName: "note"))
         note.setParent(Record.ID(recordName: "ghost"))
         await expectFogError(.referenceViolation) { try await db.save(note) }
@@ -390,8 +359,6 @@ import Testing
 
     @Test(arguments: [false, true])
     func aParentSavedInTheSameRequestIsAccepted(parentFirst: Bool) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let folder = Record(recordType: "Folder", recordID: .init(recordName: "folder"))
         let note = Record(recordType: "Note", recordID: .init(recordName: "note"))
         note.setParent(folder)
@@ -404,8 +371,6 @@ import Testing
     @Test func aParentThatFailsToSaveInTheSameRequestIsReferenceViolation() async throws {
         // The parent "must exist on the server or be in the same operation": a
         // parent whose own save fails is neither.
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let typed = Record(recordType: "Folder", recordID: .init(recordName: "typed"))
         typed["n"] = 1
         try await db.save(typed)
@@ -434,8 +399,6 @@ import Testing
 
     @Test(arguments: [false, true])
     func atMost750DeleteSelfReferencesMayPointAtOneRecord(atomically: Bool) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Owners")
         try await db.save(RecordZone(zoneID: zoneID))
         let target = Record(recordType: "Owner", recordID: .init(recordName: "target", zoneID: zoneID))
@@ -470,8 +433,6 @@ import Testing
     // MARK: - Assets
 
     @Test func aMissingAssetFileIsAssetFileNotFoundAndNothingIsStored() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let missing = URL(fileURLWithPath: "/nonexistent/fogkit-\(UUID().uuidString)")
         let r = Record(recordType: "Doc", recordID: .init(recordName: "doc"))
         r["title"] = "t"
@@ -500,16 +461,12 @@ import Testing
     // MARK: - User records
 
     @Test func clientsCannotCreateUsersRecords() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let fake = Record(recordType: "Users", recordID: .init(recordName: "fakeuser"))
         await expectFogError(.invalidArguments) { try await db.save(fake) }
         await expectNotStored(fake.recordID, in: db)
     }
 
     @Test func appsMayAddFieldsToTheirUserRecord() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let me = try await store.container.userRecordID()
         let user = try await db.record(for: me)
         user["nickname"] = "Al"

@@ -1,10 +1,17 @@
 import FogKit
 import Foundation
 import Testing
+import FogKitTesting
 
 /// Record zones (reference §2.4, §4.2–4.5): capabilities, where custom zones may
 /// exist, name rules, deletion and per-item results.
 @Suite struct ZoneTests {
+    /// A fresh store for each test (Swift Testing makes a suite instance per test).
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
     static let customCapabilities: RecordZone.Capabilities = [.fetchChanges, .atomic, .sharing, .zoneWideSharing]
 
     @Test func defaultZoneIDUsesCloudKitNames() {
@@ -27,8 +34,6 @@ import Testing
     }
 
     @Test func savingACustomZoneInThePrivateDatabaseGivesItFullCapabilities() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let saved = try await db.save(RecordZone(zoneName: "Notes"))
         #expect(saved.zoneID == RecordZone.ID(zoneName: "Notes"))
         #expect(saved.capabilities == Self.customCapabilities)
@@ -37,8 +42,7 @@ import Testing
     }
 
     @Test func theDefaultZoneHasNoCapabilities() async throws {
-        let store = try TestStore()
-        for db in [store.container.privateCloudDatabase, store.container.publicCloudDatabase] {
+        for db in [store.privateDatabase, store.publicDatabase] {
             let zone = try await db.recordZone(for: .default)
             #expect(zone.zoneID == .default)
             #expect(zone.capabilities == [])
@@ -46,8 +50,6 @@ import Testing
     }
 
     @Test func savingAnExistingZoneAgainIsIdempotent() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Notes")
         try await db.save(RecordZone(zoneID: zoneID))
         let note = Record(recordType: "Note", zoneID: zoneID)
@@ -66,8 +68,6 @@ import Testing
     }
 
     @Test func fetchingAMissingZoneFailsWithZoneNotFound() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         await expectFogError(.zoneNotFound) { try await db.recordZone(for: .init(zoneName: "Missing")) }
 
         try await db.save(RecordZone(zoneName: "Present"))
@@ -79,8 +79,6 @@ import Testing
     }
 
     @Test func allRecordZonesListsTheDefaultZoneFirstThenCustomZones() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         #expect(try await db.allRecordZones().map(\.zoneID) == [.default])
         for name in ["b", "aa", "Zeta", "c"] { try await db.save(RecordZone(zoneName: name)) }
         let zones = try await db.allRecordZones()
@@ -95,7 +93,6 @@ import Testing
 
     @Test(arguments: [Database.Scope.public, .shared])
     func customZonesCannotBeSavedOrDeletedOutsideThePrivateDatabase(scope: Database.Scope) async throws {
-        let store = try TestStore()
         let db = store.container.database(with: scope)
         await expectFogError(.badDatabase) { try await db.save(RecordZone(zoneName: "Notes")) }
         await expectFogError(.badDatabase) {
@@ -106,7 +103,7 @@ import Testing
         #expect(!zones.contains { $0.zoneID.zoneName == "Notes" })
         if scope == .public { #expect(zones.map(\.zoneID) == [.default]) }
         // Nor did it land in the private database.
-        #expect(try await store.container.privateCloudDatabase.allRecordZones().count == 1)
+        #expect(try await store.privateDatabase.allRecordZones().count == 1)
     }
 
     static let badZoneNames: [String] = [
@@ -119,8 +116,6 @@ import Testing
 
     @Test(arguments: badZoneNames)
     func badZoneNamesAreRejectedAndNothingIsStored(name: String) async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         await expectFogError(.invalidArguments) { try await db.save(RecordZone(zoneName: name)) }
         // Per item in modifyRecordZones; the good zone of the same request is saved.
         let result = try await db.modifyRecordZones(saving: [RecordZone(zoneName: name), RecordZone(zoneName: "Good")], deleting: [])
@@ -131,8 +126,6 @@ import Testing
     }
 
     @Test func aZoneNameOf255ASCIICharactersIsAccepted() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let name = String(repeating: "z", count: 255)
         try await db.save(RecordZone(zoneName: name))
         let record = Record(recordType: "Note", zoneID: .init(zoneName: name))
@@ -141,8 +134,6 @@ import Testing
     }
 
     @Test func deletingAZoneDeletesItsRecords() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "Doomed")
         try await db.save(RecordZone(zoneID: zoneID))
         let parent = Record(recordType: "Folder", recordID: .init(recordName: "folder", zoneID: zoneID))
@@ -177,8 +168,6 @@ import Testing
     }
 
     @Test func deletingTheDefaultZoneIsInvalidArguments() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let note = Record(recordType: "Note")
         try await db.save(note)
         await expectFogError(.invalidArguments) { try await db.deleteRecordZone(withID: .default) }
@@ -189,8 +178,6 @@ import Testing
     }
 
     @Test func deletingAMissingZoneIsZoneNotFound() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         await expectFogError(.zoneNotFound) { try await db.deleteRecordZone(withID: .init(zoneName: "Missing")) }
         // Deleting twice: the second time it is missing.
         try await db.save(RecordZone(zoneName: "Once"))
@@ -199,8 +186,6 @@ import Testing
     }
 
     @Test func modifyRecordZonesReportsEachItem() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         try await db.save(RecordZone(zoneName: "Old"))
         let a = RecordZone.ID(zoneName: "A")
         let b = RecordZone.ID(zoneName: "B")
@@ -222,8 +207,6 @@ import Testing
     }
 
     @Test func savingARecordIntoAMissingCustomZoneFailsWithZoneNotFound() async throws {
-        let store = try TestStore()
-        let db = store.container.privateCloudDatabase
         let zoneID = RecordZone.ID(zoneName: "NotYet")
         let record = Record(recordType: "Note", recordID: .init(recordName: "n", zoneID: zoneID))
         record["title"] = "lost"
@@ -246,8 +229,7 @@ import Testing
     }
 
     @Test func recordsInTheDefaultZoneOfThePublicDatabaseWork() async throws {
-        let store = try TestStore()
-        let db = store.container.publicCloudDatabase
+        let db = store.publicDatabase
         let r = Record(recordType: "Post")
         try await db.save(r)
         let inCustom = Record(recordType: "Post", zoneID: .init(zoneName: "Custom"))

@@ -49,10 +49,10 @@ public struct Location: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ignoring altitude, like `CLLocation.distance(from:)`.
     public func distance(from other: Location) -> Double {
         let r = 6_371_008.8
-        let φ1 = latitude * .pi / 180, φ2 = other.latitude * .pi / 180
-        let dφ = φ2 - φ1
-        let dλ = (other.longitude - longitude) * .pi / 180
-        let a = sin(dφ / 2) * sin(dφ / 2) + cos(φ1) * cos(φ2) * sin(dλ / 2) * sin(dλ / 2)
+        let phi1 = latitude * .pi / 180, phi2 = other.latitude * .pi / 180
+        let dPhi = phi2 - phi1
+        let dLambda = (other.longitude - longitude) * .pi / 180
+        let a = sin(dPhi / 2) * sin(dPhi / 2) + cos(phi1) * cos(phi2) * sin(dLambda / 2) * sin(dLambda / 2)
         return 2 * r * atan2(a.squareRoot(), (1 - a).squareRoot())
     }
 

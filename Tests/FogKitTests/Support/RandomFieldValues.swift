@@ -1,4 +1,5 @@
 @testable import FogKit
+import FogKitTesting
 import Foundation
 
 /// Random field values of every kind, for the property tests of the record format.

@@ -1,3 +1,4 @@
+@_exported import FogKitTesting
 import Foundation
 import FogStorage
 import Synchronization
@@ -5,51 +6,8 @@ import Testing
 
 // MARK: - Temporary directories
 
-/// A unique directory under `FileManager.default.temporaryDirectory`, removed
-/// by ``remove()`` (and, as a safety net, when the value is deallocated).
-final class TemporaryDirectory: Sendable {
-    /// The directory. It exists from `init` until ``remove()``.
-    let url: URL
-
-    init(_ label: String = "test") throws {
-        let safe = String(label.map { $0.isLetter || $0.isNumber ? $0 : "-" }.prefix(40))
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("FogStorageTests-\(safe)-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    /// A path inside the directory (not created).
-    func appending(_ component: String) -> URL {
-        url.appendingPathComponent(component, isDirectory: true)
-    }
-
-    /// Removes the directory and everything in it.
-    func remove() {
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    deinit { remove() }
-}
-
-/// Runs `body` with a fresh temporary directory that is removed afterwards.
-func withTemporaryDirectory<R>(
-    _ label: String = #function, _ body: (TemporaryDirectory) throws -> R
-) throws -> R {
-    let directory = try TemporaryDirectory(label)
-    defer { directory.remove() }
-    return try body(directory)
-}
-
-/// Runs `body` with a fresh temporary directory that is removed afterwards.
-func withTemporaryDirectory<R>(
-    _ label: String = #function,
-    isolation: isolated (any Actor)? = #isolation,
-    _ body: (TemporaryDirectory) async throws -> R
-) async throws -> R {
-    let directory = try TemporaryDirectory(label)
-    defer { directory.remove() }
-    return try await body(directory)
-}
+// `TemporaryDirectory`, `withTemporaryDirectory`, `SplitMix64` and `Flag` come from
+// FogKitTesting, re-exported for every file of this target.
 
 // MARK: - Test environments
 
@@ -92,22 +50,6 @@ func withTestEnvironment<R>(
 }
 
 // MARK: - Deterministic randomness
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator, so that failures
-/// reproduce.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 extension RandomNumberGenerator {
     /// `count` random bytes.
@@ -285,15 +227,6 @@ final class Counter: Sendable {
     func increment() -> Int { storage.add(1, ordering: .sequentiallyConsistent).newValue }
 
     var value: Int { storage.load(ordering: .sequentiallyConsistent) }
-}
-
-/// A flag that escaping closures on any thread can share.
-final class Flag: Sendable {
-    private let storage = Atomic(false)
-
-    func set() { storage.store(true, ordering: .sequentiallyConsistent) }
-
-    var isSet: Bool { storage.load(ordering: .sequentiallyConsistent) }
 }
 
 /// Whether `buffer` holds exactly `bytes` (`memcmp`: element-wise comparison is

@@ -1,3 +1,4 @@
+// swift-format-ignore-file: AmbiguousTrailingClosureOverload
 import FogStorage
 import Foundation
 
@@ -234,6 +235,8 @@ func mapStorageErrors<R>(_ body: () throws -> R) throws -> R {
     do { return try body() } catch { throw FogError.wrapping(error) }
 }
 
+// The async twin of the function above; the compiler picks by context (with or without
+// `await`), which is why this file opts out of AmbiguousTrailingClosureOverload.
 func mapStorageErrors<R>(_ body: () async throws -> R) async throws -> R {
     do { return try await body() } catch { throw FogError.wrapping(error) }
 }

@@ -67,7 +67,10 @@ final class FieldNameTable: @unchecked Sendable {
 /// A chunk lives as long as any record whose bytes it holds: keeping one record of a
 /// page keeps its chunk (at most ``FieldArena/recordsPerChunk`` records' bytes and
 /// ``FieldArena/maximumChunk`` bytes, or one record's when larger).
-final class FieldArena: ManagedBuffer<FieldArena.Header, UInt8>, @unchecked Sendable {
+///
+/// Not `Sendable` (`ManagedBuffer` is explicitly not): records share a chunk only through
+/// ``EncodedFields``, whose conformance says why that is safe.
+final class FieldArena: ManagedBuffer<FieldArena.Header, UInt8> {
     struct Header {
         var used: Int
         let capacity: Int
@@ -124,6 +127,13 @@ struct FieldArenaWriter {
 /// costs one copy per record and the fields a caller never reads are never decoded. The
 /// bytes were checked when copied (``RecordView/init(_:)``), so decoding cannot fail.
 /// Setting a field turns the record's fields into a dictionary first.
+///
+/// `@unchecked Sendable`: the chunk (a non-`Sendable` ``FieldArena``) and the name table
+/// are shared across threads, which is safe because a record's bytes in the chunk are written
+/// once, before its `EncodedFields` exists, and never changed; later records of the request
+/// only append to other bytes of the chunk and to its header, which readers never look at.
+/// The name table is filled while the request decodes and only read once its records are
+/// handed out.
 struct EncodedFields: @unchecked Sendable {
     /// The chunk holding the field count, table and payloads, from `start`.
     private let chunk: FieldArena

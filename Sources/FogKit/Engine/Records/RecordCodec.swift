@@ -1,12 +1,9 @@
 import FogStorage
 import Foundation
 
-/// The binary record format (version 1), described in `Docs/OnDiskFormat.md`.
-///
-/// A header with the system fields is followed by a field table — one entry
-/// per field: name id, type code, payload length — and then the payloads. A
-/// reader that wants only some fields walks the table and decodes just those
-/// payloads, which is what desired keys and predicates need.
+// The binary record format: `RecordCodec`, which writes and reads it, and
+// `FieldSelection`, the fields of a record that a request decodes.
+
 /// The fields to decode, by name id: `nil` for all. Resolved once per request, so that
 /// decoding a record compares small integers instead of hashing field names.
 struct FieldSelection {
@@ -42,6 +39,12 @@ struct FieldSelection {
     }
 }
 
+/// The binary record format (version 1), described in `Docs/OnDiskFormat.md`.
+///
+/// A header with the system fields is followed by a field table — one entry
+/// per field: name id, type code, payload length — and then the payloads. A
+/// reader that wants only some fields walks the table and decodes just those
+/// payloads, which is what desired keys and predicates need.
 enum RecordCodec {
     static let version: UInt8 = 1
 

@@ -2,46 +2,6 @@ import FogKit
 import Testing
 import Foundation
 
-/// A container in a fresh temporary directory, removed when the test ends.
-struct TestStore: ~Copyable {
-    let directory: URL
-    let container: Container
-
-    init(user: String? = "alice", configuration: Container.Configuration = .init(durability: .none)) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
-        container = try Container(identifier: "iCloud.test", directory: directory, user: user, configuration: configuration)
-    }
-
-    /// Another container on the same directory, for another user.
-    func container(user: String?) throws -> Container {
-        try Container(identifier: "iCloud.test", directory: directory, user: user, configuration: container.configuration)
-    }
-
-    deinit {
-        container.close()
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
-
-/// A fresh temporary directory, removed when the test ends; for tests that open
-/// and close containers themselves (reopening needs every container closed).
-struct TemporaryDirectory: ~Copyable {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
-    }
-
-    /// Opens a container on the directory; the caller closes it.
-    func open(user: String? = "alice", identifier: String = "iCloud.test") throws -> Container {
-        try Container(identifier: identifier, directory: url, user: user, configuration: .init(durability: .none))
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
 /// Runs `body`, expecting it to throw a ``FogError`` with `code`; returns the error.
 @discardableResult
 func expectFogError<R>(

@@ -1,0 +1,80 @@
+import FogKit
+import Foundation
+import Synchronization
+
+/// A container in a fresh temporary directory, with one container per user on the same
+/// store; everything is closed and the directory removed when the store is released.
+///
+/// A suite can hold one as a stored property: Swift Testing makes a new suite instance for
+/// each test, so each test gets a store of its own.
+///
+/// ```swift
+/// @Suite struct NoteTests {
+///     let store: TestStore
+///     var db: Database { store.privateDatabase }
+///     init() throws { store = try TestStore() }
+///
+///     @Test func saves() async throws {
+///         try await db.save(Record(recordType: "Note"))
+///     }
+/// }
+/// ```
+public final class TestStore: Sendable {
+    /// The directory holding the store.
+    public let directory: URL
+    /// The container of the store's first user (`user` in ``init(user:identifier:configuration:)``).
+    public let container: Container
+    /// The container identifier, shared by every user's container.
+    private let identifier: String
+    /// The containers of ``container(user:)``, keyed `u:` + user (`""` for nobody), closed
+    /// with the store.
+    private let others = Mutex<[String: Container]>([:])
+
+    /// Opens a container for `user` (`nil` for nobody) in a fresh temporary directory.
+    ///
+    /// - Parameters:
+    ///   - user: The user identity of ``container``; `nil` for no signed-in user.
+    ///   - identifier: The container identifier.
+    ///   - configuration: The container's configuration; by default without `fsync`.
+    /// - Throws: What `Container.init` throws.
+    public init(
+        user: String? = "alice", identifier: String = "iCloud.test",
+        configuration: Container.Configuration = .init(durability: .none)
+    ) throws {
+        self.identifier = identifier
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
+        self.directory = directory
+        do {
+            container = try Container(identifier: identifier, directory: directory, user: user, configuration: configuration)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// The private database of ``container``.
+    public var privateDatabase: Database { container.privateCloudDatabase }
+
+    /// The public database of ``container``.
+    public var publicDatabase: Database { container.publicCloudDatabase }
+
+    /// A container on the same store for `user` (`nil` for nobody), with the identifier and
+    /// configuration of ``container``. Asking again for the same user returns the same
+    /// container; the store closes it, so callers need not.
+    public func container(user: String?) throws -> Container {
+        try others.withLock { others in
+            let key = user.map { "u:" + $0 } ?? ""
+            if let existing = others[key] { return existing }
+            let opened = try Container(
+                identifier: identifier, directory: directory, user: user, configuration: container.configuration)
+            others[key] = opened
+            return opened
+        }
+    }
+
+    deinit {
+        for other in others.withLock({ Array($0.values) }) { other.close() }
+        container.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
