@@ -27,8 +27,8 @@ import Testing
         try #require(expected.count > 50)
 
         for indexed in [false, true] {
-            if indexed { try await store.container.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post") }
-            if indexed { try await store.container.setIndexes([.sortable], forField: "title", ofRecordType: "Post") }
+            if indexed { try await store.admin.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post") }
+            if indexed { try await store.admin.setIndexes([.sortable], forField: "title", ofRecordType: "Post") }
             let records = try await QueryRunner.all(db, q, in: Self.zone, limit: limit, context: "limit \(limit), indexed \(indexed)")
             #expect(records.map(\.recordID.recordName) == expected, "limit \(limit), indexed \(indexed)")
         }
@@ -74,7 +74,7 @@ import Testing
     func writesBetweenBatchesOfASortedQuery(indexed: Bool, ascending: Bool) async throws {
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
-        if indexed { try await QueryFixture.declareIndexes(store.container) }
+        if indexed { try await QueryFixture.declareIndexes(store.admin) }
         let refs = try await QueryFixture.populate(db, count: 90, seed: 21)
         var rows = Dictionary(uniqueKeysWithValues: refs.map { ($0.name, $0.row) })
         var alive = refs.map(\.name)
@@ -152,7 +152,7 @@ import Testing
     func writesBetweenBatchesOfAnUnsortedQuery(format: String) async throws {
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
-        try await QueryFixture.declareIndexes(store.container)
+        try await QueryFixture.declareIndexes(store.admin)
         let refs = try await QueryFixture.populate(db, count: 80, seed: 31)
         let cond: RefCond = format == "TRUEPREDICATE" ? .value(true) : .between("score", .int64(0), .int64(10))
         let matching = Set(refs.filter { RefEval.matches(cond, $0) }.map(\.name))

@@ -29,7 +29,7 @@ import Testing
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.queryable, forField: "sig", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.queryable, forField: "sig", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("a", ["sig": Data([1])]), ("b", ["sig": Data([1, 0])])])
         #expect(try await names(db, "Doc", zone, "sig == %@", Data([1])) == ["a"])
         #expect(try await names(db, "Doc", zone, "sig IN %@", [Data([1]), Data([2])]) == ["a"])  // heap path, same scan
@@ -42,7 +42,7 @@ import Testing
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(["tags": .queryable, "name": .queryable], ofRecordType: "Doc")
+        try await store.admin.setIndexes(["tags": .queryable, "name": .queryable], ofRecordType: "Doc")
         try await save(db, zone, "Doc", [
             ("both", ["tags": ["\u{e9}", "e\u{301}"]]),
             ("nfc", ["name": "\u{e9}"]), ("nfd", ["name": "e\u{301}"]),
@@ -57,7 +57,7 @@ import Testing
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.sortable, forField: "name", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.sortable, forField: "name", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("a", ["name": "a"]), ("anul", ["name": "a\u{0}b"]), ("b", ["name": "b"])])
         #expect(Set(try await names(db, "Doc", zone, "name > %@", "a")) == ["anul", "b"])
     }
@@ -78,7 +78,7 @@ import Testing
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.searchable, forField: "title", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.searchable, forField: "title", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("k", ["title": "\u{1112}\u{1161}\u{11AB}"])])  // 한, decomposed
         #expect(try await names(db, "Doc", zone, "self CONTAINS %@", "\u{D55C}") == ["k"])  // 한, precomposed
     }
@@ -89,7 +89,7 @@ import Testing
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.sortable, forField: "n", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.sortable, forField: "n", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("max", ["n": Int64.max]), ("min", ["n": Int64.min])])
         #expect(Set(try await names(db, "Doc", zone, "n < %@", 1e19)) == ["max", "min"])
         #expect(Set(try await names(db, "Doc", zone, "n > %@", -1e19)) == ["max", "min"])
@@ -112,7 +112,7 @@ import Testing
         let store = try TestStore()
         let db = store.container.privateCloudDatabase
         let zone = try await db.save(RecordZone(zoneName: "Geo")).zoneID
-        try await store.container.setIndexes(.queryable, forField: "place", ofRecordType: "Spot")
+        try await store.admin.setIndexes(.queryable, forField: "place", ofRecordType: "Spot")
         let spots: [(String, Double)] = [("east", 180), ("west", -180), ("nearEast", 179.99), ("nearWest", -179.99), ("far", 0)]
         let records = spots.map { name, longitude -> Record in
             let r = Record(recordType: "Spot", recordID: Record.ID(recordName: name, zoneID: zone))
@@ -128,7 +128,7 @@ import Testing
             let (matches, _) = try await db.records(matching: query, inZoneWith: zone)
             #expect(Set(matches.map(\.0.recordName)) == ["east", "west", "nearEast", "nearWest"], "center \(center)")
         }
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func aCorruptCursorPositionIsInvalidArguments() async throws {

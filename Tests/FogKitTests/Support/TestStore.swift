@@ -5,11 +5,21 @@ import Foundation
 /// A container in a fresh temporary directory, removed when the test ends.
 struct TestStore: ~Copyable {
     let directory: URL
+    /// The store's administrator (indexes, index advice, backups, store info, integrity);
+    /// `container` was made by it, so its queries count toward `admin.indexAdvice()`.
+    let admin: Container.Administrator
     let container: Container
 
     init(user: String? = "alice", configuration: Container.Configuration = .init(durability: .none)) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
-        container = try Container(identifier: "iCloud.test", directory: directory, user: user, configuration: configuration)
+        let admin = try Container.Administrator(identifier: "iCloud.test", directory: directory, configuration: configuration)
+        do {
+            container = try admin.container(user: user)
+        } catch {
+            admin.close()
+            throw error
+        }
+        self.admin = admin
     }
 
     /// Another container on the same directory, for another user.
@@ -19,6 +29,7 @@ struct TestStore: ~Copyable {
 
     deinit {
         container.close()
+        admin.close()
         try? FileManager.default.removeItem(at: directory)
     }
 }
@@ -35,6 +46,11 @@ struct TemporaryDirectory: ~Copyable {
     /// Opens a container on the directory; the caller closes it.
     func open(user: String? = "alice", identifier: String = "iCloud.test") throws -> Container {
         try Container(identifier: identifier, directory: url, user: user, configuration: .init(durability: .none))
+    }
+
+    /// Opens the directory's administrator; the caller closes it.
+    func openAdministrator(identifier: String = "iCloud.test") throws -> Container.Administrator {
+        try Container.Administrator(identifier: identifier, directory: url, configuration: .init(durability: .none))
     }
 
     deinit {
