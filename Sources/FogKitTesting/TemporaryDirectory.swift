@@ -35,6 +35,11 @@ public final class TemporaryDirectory: Sendable {
         try Container(identifier: identifier, directory: url, user: user, configuration: .init(durability: .none))
     }
 
+    /// Opens the directory's administrator (without `fsync`); the caller closes it.
+    public func openAdministrator(identifier: String = "iCloud.test") throws -> Container.Administrator {
+        try Container.Administrator(identifier: identifier, directory: url, configuration: .init(durability: .none))
+    }
+
     /// Removes the directory and everything in it.
     public func remove() {
         try? FileManager.default.removeItem(at: url)

@@ -22,10 +22,12 @@ import Synchronization
 public final class TestStore: Sendable {
     /// The directory holding the store.
     public let directory: URL
+    /// The store's administrator (indexes, index advice, backups, store information,
+    /// integrity). Every container of the store is made by it, so their queries count toward
+    /// `admin.indexAdvice()`.
+    public let admin: Container.Administrator
     /// The container of the store's first user (`user` in ``init(user:identifier:configuration:)``).
     public let container: Container
-    /// The container identifier, shared by every user's container.
-    private let identifier: String
     /// The containers of ``container(user:)``, keyed `u:` + user (`""` for nobody), closed
     /// with the store.
     private let others = Mutex<[String: Container]>([:])
@@ -41,15 +43,23 @@ public final class TestStore: Sendable {
         user: String? = "alice", identifier: String = "iCloud.test",
         configuration: Container.Configuration = .init(durability: .none)
     ) throws {
-        self.identifier = identifier
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
         self.directory = directory
+        let admin: Container.Administrator
         do {
-            container = try Container(identifier: identifier, directory: directory, user: user, configuration: configuration)
+            admin = try Container.Administrator(identifier: identifier, directory: directory, configuration: configuration)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
+        do {
+            container = try admin.container(user: user)
+        } catch {
+            admin.close()
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        self.admin = admin
     }
 
     /// The private database of ``container``.
@@ -65,8 +75,7 @@ public final class TestStore: Sendable {
         try others.withLock { others in
             let key = user.map { "u:" + $0 } ?? ""
             if let existing = others[key] { return existing }
-            let opened = try Container(
-                identifier: identifier, directory: directory, user: user, configuration: container.configuration)
+            let opened = try admin.container(user: user, configuration: container.configuration)
             others[key] = opened
             return opened
         }
@@ -75,6 +84,7 @@ public final class TestStore: Sendable {
     deinit {
         for other in others.withLock({ Array($0.values) }) { other.close() }
         container.close()
+        admin.close()
         try? FileManager.default.removeItem(at: directory)
     }
 }

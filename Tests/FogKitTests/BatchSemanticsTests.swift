@@ -62,7 +62,7 @@ import FogKitTesting
         }
         #expect(try await db.record(for: staleDefault.recordID)["v"] as? Int == 1)
         #expect(partial.count == 1 + goodAtomic.count + 2)
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func savingIntoAMissingZoneFailsEachItemOfThatZone() async throws {

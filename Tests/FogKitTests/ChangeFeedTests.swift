@@ -53,7 +53,7 @@ import FogKitTesting
         #expect(third.modificationResultsByID.isEmpty)
         #expect(third.deletions.map(\.recordID.recordName) == ["n1"])
         #expect(third.deletions.first?.recordType == "Note")
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func desiredKeysLimitTheFieldsOfChangedRecords() async throws {
@@ -75,7 +75,7 @@ import FogKitTesting
         let page = try await db.recordZoneChanges(inZoneWith: zone, since: token)
         #expect(page.deletions.isEmpty)
         #expect(try page.modificationResultsByID[Record.ID(recordName: "x", zoneID: zone)]?.get().record["v"] as? Int == 2)
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func corruptAndMismatchedTokensAreInvalidArguments() async throws {
@@ -175,7 +175,7 @@ import FogKitTesting
         operation.recordZoneWithIDChangedBlock = { seen.append("changed \($0.zoneName)") }
         try await run(operation, on: db) { done in operation.fetchDatabaseChangesResultBlock = { done($0.map { _ in () }) } }
         #expect(seen.value == ["purged B"])
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func databaseFeedPagesWithSmallLimits() async throws {
@@ -211,8 +211,10 @@ import FogKitTesting
         let databaseToken = try await db.databaseChanges(since: nil).changeToken
 
         let copy = try TemporaryDirectory()
-        try store.container.backup(to: copy.url)
-        let restored = try copy.open()
+        try store.admin.backup(to: copy.url)
+        let restoredAdmin = try copy.openAdministrator()
+        defer { restoredAdmin.close() }
+        let restored = try restoredAdmin.container(user: "alice")
         defer { restored.close() }
         let rdb = restored.privateCloudDatabase
         await expectFogError(.changeTokenExpired) { try await rdb.recordZoneChanges(inZoneWith: zone, since: zoneToken) }
@@ -220,7 +222,7 @@ import FogKitTesting
         // From nil the copy has everything.
         let all = try await rdb.recordZoneChanges(inZoneWith: zone, since: nil)
         #expect(all.modificationResultsByID.count == 1)
-        #expect(try restored.checkIntegrity().isSound)
+        #expect(try restoredAdmin.checkIntegrity().isSound)
         // The original's tokens still work on the original.
         _ = try await db.recordZoneChanges(inZoneWith: zone, since: zoneToken)
     }
@@ -240,7 +242,7 @@ import FogKitTesting
         #expect(fresh.modificationResultsByID.keys.map(\.recordName) == ["n2"])
         #expect(fresh.deletions.map(\.recordID.recordName) == ["n1"])
         _ = try await db.recordZoneChanges(inZoneWith: zone, since: fresh.changeToken)
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func theOperationPagesZonesAndEchoesTheClientChangeTokenData() async throws {
@@ -400,7 +402,7 @@ import FogKitTesting
             try await sync(db, zone: zone, token: &token, mirror: &mirror, pageSize: 50)
             #expect(mirror == model[zone]!)
         }
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     /// Runs an operation on `database` and waits for the result its final block reports.

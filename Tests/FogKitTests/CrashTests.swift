@@ -56,7 +56,9 @@ import Testing
                 line.hasPrefix("committed ") ? Int(line.dropFirst("committed ".count)) : nil
             }.max() ?? -1
 
-            let container = try Container(identifier: "iCloud.fog.load", directory: directory, user: Container.defaultUser)
+            let admin = try Container.Administrator(identifier: "iCloud.fog.load", directory: directory)
+            defer { admin.close() }
+            let container = try admin.container(user: Container.defaultUser)
             defer { container.close() }
             let database = container.privateCloudDatabase
             let zoneID = RecordZone.ID(zoneName: zoneName)
@@ -79,7 +81,7 @@ import Testing
                 batch += 1
                 if batch > committed + 10_000 { break }
             }
-            let report = try container.checkIntegrity()
+            let report = try admin.checkIntegrity()
             #expect(report.isSound, "round \(round): \(report)")
             #expect(committed >= 0, "round \(round): the writer committed nothing before it was killed")
         }

@@ -91,10 +91,14 @@ import FogKitTesting
             }
         }
         do {
-            let container = try directory.open()
+            // A user's container may not migrate the store: only its administrator does.
+            await expectFogError(.permissionFailure) { try directory.open() }
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            let container = try admin.container(user: "alice")
             defer { container.close() }
-            #expect(try container.storeInfo().formatVersion == 3)
-            #expect(try container.checkIntegrity().isSound)
+            #expect(try admin.storeInfo().formatVersion == 3)
+            #expect(try admin.checkIntegrity().isSound)
             let db = container.privateCloudDatabase
             let zone = RecordZone.ID(zoneName: "Old")
             let changes = try await db.recordZoneChanges(inZoneWith: zone, since: nil)
@@ -102,12 +106,12 @@ import FogKitTesting
             let zones = try await db.databaseChanges(since: nil)
             #expect(zones.modifications.map(\.zoneID.zoneName) == ["Old"])
             // An index declared after the migration is built in the new layout.
-            try await container.setIndexes(["n": [.queryable, .sortable]], ofRecordType: "Note")
+            try await admin.setIndexes(["n": [.queryable, .sortable]], ofRecordType: "Note")
             let query = Query(recordType: "Note", predicate: try QueryPredicate(format: "n >= %@", 10))
             let (matches, _) = try await db.records(matching: query, inZoneWith: zone)
             #expect(matches.count == 10)
             #expect(try db.explain(query, inZoneWith: zone).access.contains("index Note.n"))
-            #expect(try container.checkIntegrity().isSound)
+            #expect(try admin.checkIntegrity().isSound)
         }
         try Self.withEnvironment(directory.url) { environment in
             #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
@@ -121,20 +125,24 @@ import FogKitTesting
         let directory = try TemporaryDirectory()
         var names: [String] = []
         do {
-            let container = try directory.open()
-            try await QueryFixture.declareIndexes(container)
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            let container = try admin.container(user: "alice")
+            try await QueryFixture.declareIndexes(admin)
             names = try await QueryFixture.populate(container.privateCloudDatabase, count: 120, seed: 71).map(\.name)
             container.close()
         }
         let before = try Self.withEnvironment(directory.url) { try Self.indexEntries($0).0 }
         try Self.rewriteInFormatTwo(directory.url)
         do {
-            let container = try directory.open()
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            let container = try admin.container(user: "alice")
             defer { container.close() }
-            let report = try container.checkIntegrity()
+            let report = try admin.checkIntegrity()
             #expect(report.isSound, "\(report)")
             try await QueryIndexTests.checkAllShapes(
-                container.privateCloudDatabase, container: container, names: names, label: "migrated from format 2")
+                container.privateCloudDatabase, container: container, admin: admin, names: names, label: "migrated from format 2")
         }
         try Self.withEnvironment(directory.url) { environment in
             #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
@@ -147,8 +155,10 @@ import FogKitTesting
     @Test func aFailedMigrationLeavesTheVersionTwoStoreAsItWas() async throws {
         let directory = try TemporaryDirectory()
         do {
-            let container = try directory.open()
-            try await QueryFixture.declareIndexes(container)
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            let container = try admin.container(user: "alice")
+            try await QueryFixture.declareIndexes(admin)
             _ = try await QueryFixture.populate(container.privateCloudDatabase, count: 30, seed: 72)
             container.close()
         }
@@ -168,7 +178,7 @@ import FogKitTesting
             return (try Self.indexEntries(environment), last)
         }
         #expect(stored.1 == [])
-        #expect(throws: FogError.self) { try directory.open() }
+        #expect(throws: FogError.self) { try directory.openAdministrator() }
         try Self.withEnvironment(directory.url) { environment in
             #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 2])
             let (entries, options) = try Self.indexEntries(environment)
@@ -177,8 +187,8 @@ import FogKitTesting
             // Repaired, the store migrates.
             try environment.writeAndWait { txn throws in try txn.put(corruptRow.1, forKey: corruptRow.0, in: environment.table(named: "records")) }
         }
-        let container = try directory.open()
-        defer { container.close() }
-        #expect(try container.checkIntegrity().isSound)
+        let admin = try directory.openAdministrator()
+        defer { admin.close() }
+        #expect(try admin.checkIntegrity().isSound)
     }
 }

@@ -87,7 +87,7 @@ import FogKitTesting
         }
 
         // The same errors in production, with every index declared.
-        try await QueryFixture.declareIndexes(store.container)
+        try await QueryFixture.declareIndexes(store.admin)
         let production = try Container(
             identifier: "iCloud.test", directory: store.directory, user: store.container.userIdentity,
             configuration: .init(durability: .none, environment: .production))
@@ -106,7 +106,7 @@ import FogKitTesting
             #expect(a.fields == b.fields, "\(a.name)")
             #expect(a.modificationDate == b.modificationDate, "\(a.name)")
         }
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func fieldTypesBelongToTheRecordType() async throws {

@@ -375,10 +375,10 @@ enum QueryTable {
 
         for shape in shapes { await Self.check(shape, in: db, .scan, refs: refs, zone: zone, limit: c.limit) }
 
-        try await QueryFixture.declareIndexes(container)
-        let adviceBefore = Set(container.indexAdvice())
+        try await QueryFixture.declareIndexes(store.admin)
+        let adviceBefore = Set(store.admin.indexAdvice())
         for shape in shapes { await Self.check(shape, in: db, .indexed, refs: refs, zone: zone, limit: c.limit) }
-        #expect(Set(container.indexAdvice()) == adviceBefore, "queries with every index declared should not count missing indexes")
+        #expect(Set(store.admin.indexAdvice()) == adviceBefore, "queries with every index declared should not count missing indexes")
 
         let production = try Container(
             identifier: "iCloud.test", directory: store.directory, user: container.userIdentity,
@@ -387,7 +387,7 @@ enum QueryTable {
             await Self.check(shape, in: production.privateCloudDatabase, .production, refs: refs, zone: zone, limit: c.limit)
         }
         production.close()
-        #expect(try container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     /// Runs one shape in one configuration and compares it with brute force: the set of

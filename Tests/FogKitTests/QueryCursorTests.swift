@@ -32,8 +32,8 @@ import FogKitTesting
         try #require(expected.count > 50)
 
         for indexed in [false, true] {
-            if indexed { try await store.container.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post") }
-            if indexed { try await store.container.setIndexes([.sortable], forField: "title", ofRecordType: "Post") }
+            if indexed { try await store.admin.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post") }
+            if indexed { try await store.admin.setIndexes([.sortable], forField: "title", ofRecordType: "Post") }
             let records = try await QueryRunner.all(db, q, in: Self.zone, limit: limit, context: "limit \(limit), indexed \(indexed)")
             #expect(records.map(\.recordID.recordName) == expected, "limit \(limit), indexed \(indexed)")
         }
@@ -75,7 +75,7 @@ import FogKitTesting
     /// batches read the score index forwards or backwards from that position.
     @Test(arguments: [false, true], [true, false])
     func writesBetweenBatchesOfASortedQuery(indexed: Bool, ascending: Bool) async throws {
-        if indexed { try await QueryFixture.declareIndexes(store.container) }
+        if indexed { try await QueryFixture.declareIndexes(store.admin) }
         let refs = try await QueryFixture.populate(db, count: 90, seed: 21)
         var rows = Dictionary(uniqueKeysWithValues: refs.map { ($0.name, $0.row) })
         var alive = refs.map(\.name)
@@ -151,7 +151,7 @@ import FogKitTesting
     /// back exactly once, deleted ones never after their deletion.
     @Test(arguments: ["TRUEPREDICATE", "score BETWEEN {0, 10}"])
     func writesBetweenBatchesOfAnUnsortedQuery(format: String) async throws {
-        try await QueryFixture.declareIndexes(store.container)
+        try await QueryFixture.declareIndexes(store.admin)
         let refs = try await QueryFixture.populate(db, count: 80, seed: 31)
         let cond: RefCond = format == "TRUEPREDICATE" ? .value(true) : .between("score", .int64(0), .int64(10))
         let matching = Set(refs.filter { RefEval.matches(cond, $0) }.map(\.name))

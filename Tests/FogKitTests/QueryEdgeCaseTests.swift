@@ -34,7 +34,7 @@ import FogKitTesting
     // 0xFF as the row id's Int64 tag.
     @Test func equalityOnBytesWithTrailingZeroSibling() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.queryable, forField: "sig", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.queryable, forField: "sig", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("a", ["sig": Data([1])]), ("b", ["sig": Data([1, 0])])])
         #expect(try await names(db, "Doc", zone, "sig == %@", Data([1])) == ["a"])
         #expect(try await names(db, "Doc", zone, "sig IN %@", [Data([1]), Data([2])]) == ["a"])  // heap path, same scan
@@ -45,7 +45,7 @@ import FogKitTesting
     // spellings that the evaluator (and Docs/Queries.md) treat as different values.
     @Test func canonicallyEquivalentShortStrings() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(["tags": .queryable, "name": .queryable], ofRecordType: "Doc")
+        try await store.admin.setIndexes(["tags": .queryable, "name": .queryable], ofRecordType: "Doc")
         try await save(db, zone, "Doc", [
             ("both", ["tags": ["\u{e9}", "e\u{301}"]]),
             ("nfc", ["name": "\u{e9}"]), ("nfd", ["name": "e\u{301}"]),
@@ -58,7 +58,7 @@ import FogKitTesting
     // which also skips strings that extend the bound with U+0000.
     @Test func greaterThanSkipsNulExtension() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.sortable, forField: "name", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.sortable, forField: "name", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("a", ["name": "a"]), ("anul", ["name": "a\u{0}b"]), ("b", ["name": "b"])])
         #expect(Set(try await names(db, "Doc", zone, "name > %@", "a")) == ["anul", "b"])
     }
@@ -75,7 +75,7 @@ import FogKitTesting
     // Folding keeps Hangul conjoining jamo (NFD, e.g. from macOS file names) distinct from syllables.
     @Test func tokenSearchHangulNFDvsNFC() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.searchable, forField: "title", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.searchable, forField: "title", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("k", ["title": "\u{1112}\u{1161}\u{11AB}"])])  // 한, decomposed
         #expect(try await names(db, "Doc", zone, "self CONTAINS %@", "\u{D55C}") == ["k"])  // 한, precomposed
     }
@@ -84,7 +84,7 @@ import FogKitTesting
     // stays exclusive, dropping records the evaluator matches (Double(Int64.max) < 1e19).
     @Test func intFieldWithOutOfRangeDoubleBound() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(.sortable, forField: "n", ofRecordType: "Doc")
+        try await store.admin.setIndexes(.sortable, forField: "n", ofRecordType: "Doc")
         try await save(db, zone, "Doc", [("max", ["n": Int64.max]), ("min", ["n": Int64.min])])
         #expect(Set(try await names(db, "Doc", zone, "n < %@", 1e19)) == ["max", "min"])
         #expect(Set(try await names(db, "Doc", zone, "n > %@", -1e19)) == ["max", "min"])
@@ -109,7 +109,7 @@ import FogKitTesting
 
     @Test func theAntimeridianIsOneMeridian() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Geo")).zoneID
-        try await store.container.setIndexes(.queryable, forField: "place", ofRecordType: "Spot")
+        try await store.admin.setIndexes(.queryable, forField: "place", ofRecordType: "Spot")
         let spots: [(String, Double)] = [("east", 180), ("west", -180), ("nearEast", 179.99), ("nearWest", -179.99), ("far", 0)]
         let records = spots.map { name, longitude -> Record in
             let r = Record(recordType: "Spot", recordID: Record.ID(recordName: name, zoneID: zone))
@@ -125,7 +125,7 @@ import FogKitTesting
             let (matches, _) = try await db.records(matching: query, inZoneWith: zone)
             #expect(Set(matches.map(\.0.recordName)) == ["east", "west", "nearEast", "nearWest"], "center \(center)")
         }
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 
     @Test func aCorruptCursorPositionIsInvalidArguments() async throws {

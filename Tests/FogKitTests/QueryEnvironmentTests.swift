@@ -72,7 +72,7 @@ import FogKitTesting
         await Self.expectRefused(try Self.query("creationDate > %@", Date(timeIntervalSinceReferenceDate: 0)), in: db, mentioning: ["sortable"])
 
         // Queryable but not sortable.
-        try await store.container.setIndexes(.queryable, forField: "score", ofRecordType: "Post")
+        try await store.admin.setIndexes(.queryable, forField: "score", ofRecordType: "Post")
         #expect(try await Self.names(db, try Self.query("score == 3")) == Set(refs.filter { $0.fields["score"] == .int64(3) }.map(\.name)))
         await Self.expectRefused(try Self.query("score > 3"), in: db, mentioning: ["score", "sortable"])
         await Self.expectRefused(try Self.query("score == 3", sorts: [.init(key: "score")]), in: db, mentioning: ["score", "sortable"])
@@ -82,21 +82,21 @@ import FogKitTesting
         await Self.expectRefused(try Self.query("score == 3 AND ratio == 1"), in: db, mentioning: ["ratio", "queryable"])
 
         // A whole-type query needs recordName (recordID) queryable, a sort its sortable field.
-        try await store.container.setIndexes(.queryable, forField: Record.SystemFieldKey.recordID, ofRecordType: "Post")
+        try await store.admin.setIndexes(.queryable, forField: Record.SystemFieldKey.recordID, ofRecordType: "Post")
         #expect(try await Self.names(db, try Self.query("TRUEPREDICATE")) == Set(refs.map(\.name)))
         await Self.expectRefused(
             try Self.query("TRUEPREDICATE", sorts: [.init(key: "createdAt", ascending: false)]), in: db, mentioning: ["createdAt", "sortable"])
-        try await store.container.setIndexes([.queryable, .sortable], forField: "createdAt", ofRecordType: "Post")
+        try await store.admin.setIndexes([.queryable, .sortable], forField: "createdAt", ofRecordType: "Post")
         let sorted = try await QueryRunner.all(
             db, try Self.query("TRUEPREDICATE", sorts: [.init(key: "createdAt", ascending: false)]), in: Self.zone, limit: 9)
         #expect(sorted.map(\.recordID.recordName) == RefEval.sorted(refs, by: [.init(key: "createdAt", ascending: false)]).map(\.name))
 
         // A searchable field makes token search work; a location index, distance.
-        try await store.container.setIndexes(.searchable, forField: "body", ofRecordType: "Post")
+        try await store.admin.setIndexes(.searchable, forField: "body", ofRecordType: "Post")
         #expect(
             try await Self.names(db, try Self.query("self CONTAINS 'alpha'"))
                 == Set(refs.filter { RefEval.matches(.tokens("alpha", all: false), $0, searchFields: ["body"]) }.map(\.name)))
-        try await store.container.setIndexes(.queryable, forField: "location", ofRecordType: "Post")
+        try await store.admin.setIndexes(.queryable, forField: "location", ofRecordType: "Post")
         let near = RefCond.within("location", paris, km: 30, inclusive: false)
         #expect(
             try await Self.names(db, try Self.query("distanceToLocation:fromLocation:(location, %@) < 30", paris))
@@ -123,16 +123,16 @@ import FogKitTesting
         let db = store.privateDatabase
         let refs = try await QueryFixture.populate(db, count: 15, seed: 103)
         await Self.expectRefused(try Self.query("score == 3"), in: db, mentioning: ["score", "not marked queryable"])
-        try await store.container.setIndexes([.queryable], forField: "score", ofRecordType: "Post")
+        try await store.admin.setIndexes([.queryable], forField: "score", ofRecordType: "Post")
         #expect(try await Self.names(db, try Self.query("score == 3")) == Set(refs.filter { $0.fields["score"] == .int64(3) }.map(\.name)))
-        #expect(store.container.indexAdvice().isEmpty, "production does not count queries for the advisor")
+        #expect(store.admin.indexAdvice().isEmpty, "production does not count queries for the advisor")
     }
 
     // MARK: - Development
 
     @Test func developmentRunsTheSameQueriesAndAdvises() async throws {
         let refs = try await QueryFixture.populate(db, count: 40, seed: 104)
-        #expect(store.container.indexAdvice().isEmpty)
+        #expect(store.admin.indexAdvice().isEmpty)
 
         let equal = try Self.query("score == 3")
         #expect(try await Self.names(db, equal) == Set(refs.filter { $0.fields["score"] == .int64(3) }.map(\.name)))
@@ -143,7 +143,7 @@ import FogKitTesting
         _ = try await db.records(matching: try Self.query("TRUEPREDICATE"), inZoneWith: Self.zone)
         _ = try await db.records(matching: try Self.query("isCurrent == 1", sorts: [.init(key: "createdAt")]), inZoneWith: Self.zone)
 
-        let advice = store.container.indexAdvice()
+        let advice = store.admin.indexAdvice()
         func find(_ field: String, _ option: IndexOptions) -> IndexAdvice? {
             advice.first { $0.recordType == "Post" && $0.field == field && $0.options.contains(option) }
         }
@@ -159,9 +159,9 @@ import FogKitTesting
 
         // With the index declared, the same query is no longer counted.
         let before = find("score", .queryable)?.queryCount ?? 0
-        try await store.container.setIndexes([.queryable], forField: "score", ofRecordType: "Post")
+        try await store.admin.setIndexes([.queryable], forField: "score", ofRecordType: "Post")
         #expect(try await Self.names(db, equal) == Set(refs.filter { $0.fields["score"] == .int64(3) }.map(\.name)))
-        #expect((store.container.indexAdvice().first { $0.field == "score" && $0.options.contains(.queryable) }?.queryCount ?? 0) == before)
+        #expect((store.admin.indexAdvice().first { $0.field == "score" && $0.options.contains(.queryable) }?.queryCount ?? 0) == before)
     }
 
     // MARK: - explain
@@ -189,11 +189,11 @@ import FogKitTesting
         #expect(missing(sortedPlan, "createdAt", .sortable) && missing(sortedPlan, "isCurrent", .queryable), "\(sortedPlan)")
         #expect(!sortedPlan.indexProvidesOrder, "\(sortedPlan)")
 
-        try await store.container.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post")
-        try await store.container.setIndexes(.searchable, forField: "body", ofRecordType: "Post")
-        try await store.container.setIndexes(.queryable, forField: "location", ofRecordType: "Post")
-        try await store.container.setIndexes(.queryable, forField: "tags", ofRecordType: "Post")
-        try await store.container.setIndexes(.queryable, forField: "author", ofRecordType: "Post")
+        try await store.admin.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post")
+        try await store.admin.setIndexes(.searchable, forField: "body", ofRecordType: "Post")
+        try await store.admin.setIndexes(.queryable, forField: "location", ofRecordType: "Post")
+        try await store.admin.setIndexes(.queryable, forField: "tags", ofRecordType: "Post")
+        try await store.admin.setIndexes(.queryable, forField: "author", ofRecordType: "Post")
 
         for format in ["score == 3", "score IN {1, 2}", "score > 3", "score BETWEEN {1, 5}", "self CONTAINS 'alpha'", "tags CONTAINS 'red'"] {
             let p = try plan(try Self.query(format))

@@ -14,7 +14,7 @@ import FogKitTesting
 
     @Test func longValuesInQueryableOnlyFieldsAreFoundExactly() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
-        try await store.container.setIndexes(["author": .queryable, "labels": .queryable, "blob": .queryable], ofRecordType: "Doc")
+        try await store.admin.setIndexes(["author": .queryable, "labels": .queryable, "blob": .queryable], ofRecordType: "Doc")
         let authors = ["an author with a long name", "an author with a long name!", "short", "e\u{301}tienne the long-named author", "\u{e9}tienne the long-named author"]
         var saved: [Record] = []
         for i in 0..<40 {
@@ -49,11 +49,11 @@ import FogKitTesting
         try await db.deleteRecord(withID: Record.ID(recordName: "d5", zoneID: zone))
         #expect(try await names("author == %@", authors[0]) == expected { $0 % authors.count == 0 && $0 != 0 && $0 != 5 })
         #expect(try await names("author == %@", authors[1]) == expected { $0 % authors.count == 1 || $0 == 0 })
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
 
         // Made sortable, the field keeps its values again and BEGINSWITH reads them.
-        try await store.container.setIndexes([.queryable, .sortable], forField: "author", ofRecordType: "Doc")
+        try await store.admin.setIndexes([.queryable, .sortable], forField: "author", ofRecordType: "Doc")
         #expect(try await names("author BEGINSWITH %@", "an author") == expected { [0, 1].contains($0 % authors.count) && $0 != 5 })
-        #expect(try store.container.checkIntegrity().isSound)
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 }

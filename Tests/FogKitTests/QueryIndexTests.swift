@@ -16,7 +16,7 @@ import FogKitTesting
 
     /// Runs every shape of the conformance table against the records named `names`, fetched by ID.
     static func checkAllShapes(
-        _ db: Database, container: Container, names: [String], zone: RecordZone.ID = zone, limit: Int = 25, label: String
+        _ db: Database, container: Container, admin: Container.Administrator, names: [String], zone: RecordZone.ID = zone, limit: Int = 25, label: String
     ) async throws {
         let refs = try await QueryRunner.fetch(db, names: names, in: zone)
         let ctx = ShapeContext(
@@ -28,7 +28,7 @@ import FogKitTesting
                 served: shape.served, scansWithoutIndexes: shape.scansWithoutIndexes, firstBatch: shape.firstBatch)
             await QueryConformanceTests.check(shape, in: db, .indexed, refs: refs, zone: zone, limit: limit)
         }
-        let report = try container.checkIntegrity()
+        let report = try admin.checkIntegrity()
         #expect(report.isSound, "\(label): \(report)")
     }
 
@@ -36,7 +36,7 @@ import FogKitTesting
         let container = store.container
         let db = container.privateCloudDatabase
         // Indexes first: every entry is written by a save, none by a rebuild.
-        try await QueryFixture.declareIndexes(container)
+        try await QueryFixture.declareIndexes(store.admin)
         try await db.save(RecordZone(zoneID: Self.zone))
         let authors = QueryFixture.makeAuthors(in: Self.zone)
         for author in authors { try await db.save(author) }
@@ -49,7 +49,7 @@ import FogKitTesting
         var names = posts.map(\.recordID.recordName)
         var alive = names
         var rng = SplitMix64(seed: 302)
-        try await Self.checkAllShapes(db, container: container, names: names, label: "after saves")
+        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: names, label: "after saves")
 
         for round in 1...2 {
             // Update: new random values, some fields removed, lists and locations changed.
@@ -81,7 +81,7 @@ import FogKitTesting
             // Saved one by one so that rows follow names.
             _ = try await db.modifyRecords(saving: [], deleting: doomed)
             for r in fresh { try await db.save(r) }
-            try await Self.checkAllShapes(db, container: container, names: names, label: "round \(round)")
+            try await Self.checkAllShapes(db, container: container, admin: store.admin, names: names, label: "round \(round)")
         }
 
         // A failed atomic batch leaves no index entries behind.
@@ -104,23 +104,23 @@ import FogKitTesting
         #expect(!remaining.contains { $0.fields["author"] == RefEval.ref(authorIDs[0].recordName) })
         let byAuthor = Query(recordType: QueryFixture.postType, predicate: try QueryPredicate(format: "author == %@", authorIDs[0]))
         #expect(try await QueryRunner.all(db, byAuthor, in: Self.zone, limit: 10).isEmpty)
-        try await Self.checkAllShapes(db, container: container, names: names, label: "after the cascade")
+        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: names, label: "after the cascade")
     }
 
     @Test func deletingAZoneDeletesItsIndexEntries() async throws {
         let container = store.container
         let db = container.privateCloudDatabase
-        try await QueryFixture.declareIndexes(container)
+        try await QueryFixture.declareIndexes(store.admin)
         let other = RecordZone.ID(zoneName: "Other")
         let blog = try await QueryFixture.populate(db, count: 50, seed: 311)
         let inOther = try await QueryFixture.populate(db, count: 50, seed: 312, zone: other)
-        try await Self.checkAllShapes(db, container: container, names: inOther.map(\.name), zone: other, label: "zone Other")
+        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: inOther.map(\.name), zone: other, label: "zone Other")
 
         try await db.deleteRecordZone(withID: other)
         let all = Query(recordType: QueryFixture.postType, predicate: QueryPredicate(value: true))
         await expectFogError(.zoneNotFound) { try await db.records(matching: all, inZoneWith: other) }
-        #expect(try container.checkIntegrity().isSound)
-        try await Self.checkAllShapes(db, container: container, names: blog.map(\.name), label: "zone Blog after deleting Other")
+        #expect(try store.admin.checkIntegrity().isSound)
+        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: blog.map(\.name), label: "zone Blog after deleting Other")
 
         // The zone comes back empty: no stale entry answers any query.
         try await db.save(RecordZone(zoneID: other))
@@ -134,13 +134,13 @@ import FogKitTesting
         }
         // New records under the old names are found as themselves.
         let again = try await QueryFixture.populate(db, count: 20, seed: 313, zone: other)
-        try await Self.checkAllShapes(db, container: container, names: again.map(\.name), zone: other, label: "zone Other recreated")
+        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: again.map(\.name), zone: other, label: "zone Other recreated")
     }
 
     @Test func removingAndReAddingIndexes() async throws {
         let container = store.container
         let db = container.privateCloudDatabase
-        try await QueryFixture.declareIndexes(container)
+        try await QueryFixture.declareIndexes(store.admin)
         let refs = try await QueryFixture.populate(db, count: 60, seed: 321)
         let names = refs.map(\.name)
         let production = try Container(
@@ -170,7 +170,7 @@ import FogKitTesting
                     #expect(got == RefEval.sorted(want, by: sorts).map(\.name), "\(label): \(format) order")
                 }
             }
-            #expect(try container.checkIntegrity().isSound, "\(label)")
+            #expect(try store.admin.checkIntegrity().isSound, "\(label)")
         }
 
         func scramble(_ seed: UInt64) async throws {
@@ -188,12 +188,12 @@ import FogKitTesting
         try await verify(prod, "all indexes, production")
 
         // Remove score's indexes, title's SEARCHABLE and the location index.
-        try await container.setIndexes([], forField: "score", ofRecordType: QueryFixture.postType)
-        try await container.setIndexes([.queryable, .sortable], forField: "title", ofRecordType: QueryFixture.postType)
-        try await container.setIndexes([], forField: "location", ofRecordType: QueryFixture.postType)
+        try await store.admin.setIndexes([], forField: "score", ofRecordType: QueryFixture.postType)
+        try await store.admin.setIndexes([.queryable, .sortable], forField: "title", ofRecordType: QueryFixture.postType)
+        try await store.admin.setIndexes([], forField: "location", ofRecordType: QueryFixture.postType)
         searchable.remove("title")
-        #expect(try container.indexes(ofRecordType: QueryFixture.postType)["score"] ?? [] == [])
-        #expect(try container.indexes(ofRecordType: QueryFixture.postType)["title"] == [.queryable, .sortable])
+        #expect(try store.admin.indexes(ofRecordType: QueryFixture.postType)["score"] ?? [] == [])
+        #expect(try store.admin.indexes(ofRecordType: QueryFixture.postType)["title"] == [.queryable, .sortable])
         try await verify(db, "indexes removed, development")
         for (format, predicate, _) in cases where !format.hasPrefix("self") {
             let q = Query(recordType: QueryFixture.postType, predicate: predicate)
@@ -210,12 +210,12 @@ import FogKitTesting
         // Change the data while the indexes are gone, then add them back: they are rebuilt.
         try await scramble(322)
         try await verify(db, "indexes removed, after writes")
-        try await container.setIndexes(QueryFixture.indexes, ofRecordType: QueryFixture.postType)
+        try await store.admin.setIndexes(QueryFixture.indexes, ofRecordType: QueryFixture.postType)
         searchable.insert("title")
         try await verify(db, "indexes re-added, development")
         try await verify(prod, "indexes re-added, production")
         try await scramble(323)
         try await verify(prod, "indexes re-added, after writes, production")
-        try await Self.checkAllShapes(db, container: container, names: names, label: "indexes re-added")
+        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: names, label: "indexes re-added")
     }
 }

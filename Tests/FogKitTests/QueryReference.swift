@@ -347,8 +347,8 @@ enum QueryFixture {
         Record.SystemFieldKey.parent: [.queryable],
     ]
 
-    static func declareIndexes(_ container: Container) async throws {
-        try await container.setIndexes(indexes, ofRecordType: postType)
+    static func declareIndexes(_ admin: Container.Administrator) async throws {
+        try await admin.setIndexes(indexes, ofRecordType: postType)
     }
 
     static func authorIDs(in zone: RecordZone.ID) -> [Record.ID] {

@@ -106,11 +106,11 @@ func referenceWorkloads(durability: Container.Durability) async throws {
             try? FileManager.default.removeItem(at: directory)
         }
     }
-    let container = try Container(
-        identifier: "iCloud.fog.bench", directory: directory, user: "bench", configuration: .init(durability: durability))
+    let admin = try Container.Administrator(identifier: "iCloud.fog.bench", directory: directory, configuration: .init(durability: durability))
+    let container = try admin.container(user: "bench")
     let database = container.privateCloudDatabase
     let zone = reuse ? RecordZone.ID(zoneName: "Posts") : try await database.save(RecordZone(zoneName: "Posts")).zoneID
-    if !reuse { try await container.setIndexes(
+    if !reuse { try await admin.setIndexes(
         ["score": [.queryable, .sortable], "createdAt": .sortable, "author": .queryable, "tags": .queryable], ofRecordType: "Post") }
     FileHandle.standardOutput.write("# fogkit durability=\(durability) N=\(postCount) batch=\(batchSize) dir=\(directory.path)\n".data(using: .utf8)!)
     let ids = posts.map { Record.ID(recordName: $0.recordName, zoneID: zone) }
@@ -216,6 +216,7 @@ func referenceWorkloads(durability: Container.Durability) async throws {
     }
 
     container.close()
+    admin.close()
     let size = ((try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("data.mdb").path))?[.size] as? Int) ?? 0
     FileHandle.standardOutput.write("db-size \(size) bytes (data.mdb)\n".data(using: .utf8)!)
 }

@@ -27,9 +27,9 @@ func report(_ name: String, operations: Int, seconds: Double, cpu: Double, check
 func measureWriters(_ writers: Int, durability: Container.Durability, requests: Int) async throws -> (rate: Double, seconds: Double, cpu: Double, stored: Int, commits: Int) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
-    let container = try Container(
-        identifier: "iCloud.fog.bench", directory: directory, user: "bench",
-        configuration: .init(durability: durability))
+    let admin = try Container.Administrator(identifier: "iCloud.fog.bench", directory: directory, configuration: .init(durability: durability))
+    defer { admin.close() }
+    let container = try admin.container(user: "bench")
     defer { container.close() }
     let database = container.privateCloudDatabase
     let perWriter = requests / writers
@@ -49,7 +49,7 @@ func measureWriters(_ writers: Int, durability: Container.Durability, requests: 
         try await group.waitForAll()
     }
     let seconds = Date().timeIntervalSince(start)
-    let info = try container.storeInfo()
+    let info = try admin.storeInfo()
     return (Double(perWriter * writers) / seconds, seconds, cpuSeconds() - cpu0, info.recordCount, info.commits)
 }
 

@@ -11,7 +11,7 @@ import Foundation
 /// A token fails with ``FogError/Code/changeTokenExpired`` when its zone was deleted and
 /// created again, when the deletions since it were pruned (see
 /// ``Container/Configuration/tombstoneRetention``), or when it comes from another copy of the
-/// store (a backup made with ``Container/backup(to:)`` is a new copy). Start again from a
+/// store (a backup made with ``Container/Administrator/backup(to:)`` is a new copy). Start again from a
 /// `nil` token then. Bytes that are not a token fail with ``FogError/Code/invalidArguments``.
 ///
 /// Like `CKServerChangeToken`, a token supports `NSSecureCoding`, so the usual way of keeping

@@ -27,7 +27,7 @@ extension Container {
     /// field without the index they need.
     public enum Environment: String, Sendable, Hashable, CaseIterable {
         /// Queries on fields without an index still run, as scans, and are counted by
-        /// ``Container/indexAdvice()``. The default.
+        /// ``Container/Administrator/indexAdvice()``. The default.
         case development
         /// Queries on fields without the index they need fail with
         /// ``FogError/Code/invalidArguments`` ("field … is not marked queryable"), and

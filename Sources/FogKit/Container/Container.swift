@@ -8,6 +8,8 @@ import Synchronization
 /// A container lives in a directory and is opened on behalf of a user — a
 /// name of your choosing that FogKit maps to a CloudKit-style user record ID —
 /// or of nobody, in which case only the public database can be read.
+/// Container-level administration (indexes, backups, store information, integrity
+/// checks) is not a container's: it belongs to ``Container/Administrator``.
 ///
 /// ```swift
 /// let container = try Container(identifier: "iCloud.com.example.notes",
@@ -52,11 +54,19 @@ public final class Container: Sendable {
     ///   - user: The identity to act for, or `nil` for nobody. Defaults to ``defaultUser``.
     ///   - configuration: Durability and limits.
     /// - Throws: ``FogError`` when the store cannot be opened, belongs to another
-    ///   container, or was written by an incompatible version.
-    public init(
+    ///   container, or was written by an incompatible version;
+    ///   ``FogError/Code/permissionFailure`` for a store of an older format version, which
+    ///   only a ``Container/Administrator`` migrates.
+    public convenience init(
         identifier: String, directory: URL, user: String? = Container.defaultUser,
         configuration: Configuration = Configuration()
     ) throws {
+        try self.init(identifier: identifier, directory: directory, user: user, configuration: configuration, advisor: IndexAdvisor())
+    }
+
+    /// Opens the container, collecting index advice in `advisor` (an administrator's, for
+    /// the containers it makes).
+    init(identifier: String, directory: URL, user: String?, configuration: Configuration, advisor: IndexAdvisor) throws {
         guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
         if let user, user.isEmpty || user.utf8.count > 255 {
             throw FogError(.invalidArguments, message: "the user identity must be 1 to 255 bytes long; pass nil for nobody")
@@ -68,7 +78,9 @@ public final class Container: Sendable {
         self.directory = directory
         self.userIdentity = user
         self.configuration = configuration
-        let engine = try Engine(directory: directory, identifier: identifier, durability: configuration.durability)
+        // The caller's kind is all opening asks the policy (only the administrator migrates).
+        let engine = try Engine(
+            directory: directory, identifier: identifier, durability: configuration.durability, caller: Caller(user: user), advisor: advisor)
         self.engine = engine
         do {
             userRecordName = try user.map { try engine.userRecordName(for: $0) }
@@ -99,10 +111,8 @@ public final class Container: Sendable {
     /// The user's record ID, in the default zone.
     /// - Throws: ``FogError/Code/notAuthenticated`` when the container was opened on behalf of nobody.
     public func userRecordID() async throws -> Record.ID {
-        guard let userRecordName else {
-            throw FogError(.notAuthenticated, message: "the container was opened on behalf of nobody")
-        }
-        return Record.ID(recordName: userRecordName)
+        try engine.access.check(.currentUser, AccessRequest(caller: Caller(user: userRecordName), scope: .private))
+        return Record.ID(recordName: userRecordName ?? "")
     }
 
     /// Closes the container. The store closes once every container that opened

@@ -106,16 +106,3 @@ extension Database {
         try result.deletes[0].1.get()
     }
 }
-
-extension Container {
-    /// Writes a consistent copy of the store (records, indexes, change logs and assets) to
-    /// the empty or missing directory `destination`, while the container stays in use.
-    ///
-    /// The copy is a new incarnation of the store: change tokens from this store fail with
-    /// ``FogError/Code/changeTokenExpired`` against it, so clients of a restored backup
-    /// fetch their changes again instead of missing the ones the backup lost.
-    public func backup(to destination: URL) throws {
-        try checkOpen()
-        try fogTry { try engine.backup(to: destination) }
-    }
-}

@@ -54,10 +54,12 @@ public final class FetchRecordsOperation: DatabaseOperation, @unchecked Sendable
 
     override func execute(in database: Database) {
         if fetchesCurrentUserRecord {
-            guard let user = database.context.user else {
-                return finish(with: FogError(.notAuthenticated, message: "the container was opened on behalf of nobody"))
+            do {
+                try database.engine.access.check(.currentUser, in: database.context)
+            } catch {
+                return finish(with: error)
             }
-            recordIDs = [Record.ID(recordName: user)]
+            recordIDs = database.context.user.map { [Record.ID(recordName: $0)] } ?? []
         }
         let ids = recordIDs ?? []
         let results: [(Record.ID, Result<Record, FogError>)]

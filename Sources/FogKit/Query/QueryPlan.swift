@@ -24,7 +24,7 @@ public struct QueryPlan: Sendable, Hashable, CustomStringConvertible {
     /// Whether an index delivers the records in the requested order.
     public let indexProvidesOrder: Bool
     /// The indexes the query lacks: what the production environment would refuse and the
-    /// development environment counts in ``Container/indexAdvice()``.
+    /// development environment counts in ``Container/Administrator/indexAdvice()``.
     public let missingIndexes: [IndexAdvice]
     /// The first line: the record type and zone.
     public let header: String

@@ -1,7 +1,7 @@
 /// The indexes a field of a record type has: CloudKit's `QUERYABLE`, `SORTABLE` and
 /// `SEARCHABLE` field options.
 ///
-/// Declare them with ``Container/setIndexes(_:forField:ofRecordType:)``. Which index a query
+/// Declare them with ``Container/Administrator/setIndexes(_:forField:ofRecordType:)``. Which index a query
 /// needs follows CloudKit:
 ///
 /// | option | serves |
@@ -14,7 +14,7 @@
 /// serves `distanceToLocation:fromLocation:` and location sort descriptors.
 ///
 /// In the ``Container/Environment/development`` environment a query on a field without the
-/// index it needs still runs, as a scan, and is counted by ``Container/indexAdvice()``; in
+/// index it needs still runs, as a scan, and is counted by ``Container/Administrator/indexAdvice()``; in
 /// ``Container/Environment/production`` it fails with ``FogError/Code/invalidArguments``.
 public struct IndexOptions: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The raw bits (1 queryable, 2 sortable, 4 searchable); stored on disk.
@@ -43,12 +43,12 @@ public struct IndexOptions: OptionSet, Sendable, Hashable, CustomStringConvertib
 
 /// A query that ran without the index it needed, counted in the development environment.
 ///
-/// ``Container/indexAdvice()`` lists them, most frequent first, so you can declare the
+/// ``Container/Administrator/indexAdvice()`` lists them, most frequent first, so you can declare the
 /// indexes before switching to the production environment.
 public struct IndexAdvice: Sendable, Hashable, CustomStringConvertible {
     /// The record type queried.
     public let recordType: Record.RecordType
-    /// The field to pass to ``Container/setIndexes(_:forField:ofRecordType:)``: a field,
+    /// The field to pass to ``Container/Administrator/setIndexes(_:forField:ofRecordType:)``: a field,
     /// `recordName` for the record ID (which queries without a condition, and conditions on
     /// `recordID`, need), or `self` for a token search when no field of the type is
     /// searchable (mark a string field ``IndexOptions/searchable``).

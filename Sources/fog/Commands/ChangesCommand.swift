@@ -37,8 +37,11 @@ struct ChangesCommand: AsyncParsableCommand {
             guard let data = Data(base64Encoded: since) else { throw ValidationError("--since is not a token (base64)") }
             token = ServerChangeToken(data: data)
         }
-        let (container, db) = try target.open(store, configuration: .init(changeFeeds: everyZone ? .everyZone : .cloudKit))
-        defer { container.close() }
+        let (admin, container, db) = try target.open(store, configuration: .init(changeFeeds: everyZone ? .everyZone : .cloudKit))
+        defer {
+            container.close()
+            admin.close()
+        }
         if let zone {
             let zoneID = RecordZone.ID(zoneName: zone)
             while true {

@@ -11,9 +11,9 @@ struct CheckCommand: AsyncParsableCommand {
     @OptionGroup var options: StoreOptions
 
     func run() async throws {
-        let container = try options.openExisting()
-        defer { container.close() }
-        let report = try container.checkIntegrity()
+        let admin = try options.openAdministrator()
+        defer { admin.close() }
+        let report = try admin.checkIntegrity()
         print(report)
         if !report.isSound { throw ExitCode.failure }
     }

@@ -19,7 +19,9 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         let directory = URL(fileURLWithPath: store, isDirectory: true)
         let identifier = "iCloud.com.example.notes"
-        let container = try Container(identifier: identifier, directory: directory, user: "alice")
+        let admin = try Container.Administrator(identifier: identifier, directory: directory)
+        defer { admin.close() }
+        let container = try admin.container(user: "alice")
         defer { container.close() }
         let userID = try await container.userRecordID()
         print("Opened container \(identifier) in \(directory.path) as alice (user record \(userID.recordName))")
@@ -72,7 +74,7 @@ struct DemoCommand: AsyncParsableCommand {
             print("Deleted \(short(notes[2].recordID)); fetching it now gives \(error.code) (\(error.code.rawValue))")
         }
 
-        try await container.setIndexes(
+        try await admin.setIndexes(
             ["tags": .queryable, "title": [.queryable, .sortable, .searchable]], ofRecordType: "Note")
         let leisure = Query(recordType: "Note", predicate: try QueryPredicate(format: "tags CONTAINS %@", "leisure"))
         leisure.sortDescriptors = [Query.SortDescriptor(key: "title", ascending: true)]
@@ -97,7 +99,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
 
         print("")
-        print(InfoCommand.render(try container.storeInfo()), terminator: "")
+        print(InfoCommand.render(try admin.storeInfo()), terminator: "")
     }
 
     private func short(_ id: Record.ID) -> String { String(id.recordName.prefix(8)) }

@@ -27,8 +27,8 @@ struct IndexCommand: AsyncParsableCommand {
     var options: String?
 
     func run() async throws {
-        let container = try store.openExisting()
-        defer { container.close() }
+        let admin = try store.openAdministrator()
+        defer { admin.close() }
         if let field {
             guard let options else { throw ValidationError("give the options: queryable, sortable, searchable or none") }
             var set: IndexOptions = []
@@ -41,9 +41,9 @@ struct IndexCommand: AsyncParsableCommand {
                 default: throw ValidationError("unknown index option \(word): use queryable, sortable, searchable or none")
                 }
             }
-            try await container.setIndexes(set, forField: field, ofRecordType: recordType)
+            try await admin.setIndexes(set, forField: field, ofRecordType: recordType)
         }
-        let indexes = try container.indexes(ofRecordType: recordType)
+        let indexes = try admin.indexes(ofRecordType: recordType)
         if indexes.isEmpty { print("\(recordType): no indexes") }
         for (name, options) in indexes.sorted(by: { $0.key < $1.key }) {
             print("\(recordType).\(name)  \(options)")

@@ -10,9 +10,9 @@ struct InfoCommand: AsyncParsableCommand {
     @OptionGroup var options: StoreOptions
 
     func run() async throws {
-        let container = try options.openExisting()
-        defer { container.close() }
-        print(Self.render(try container.storeInfo()), terminator: "")
+        let admin = try options.openAdministrator()
+        defer { admin.close() }
+        print(Self.render(try admin.storeInfo()), terminator: "")
     }
 
     static func render(_ info: StoreInfo) -> String {

@@ -48,8 +48,11 @@ struct QueryCommand: AsyncParsableCommand {
     var explain = false
 
     func run() async throws {
-        let (container, db) = try target.open(store, configuration: .init(environment: production ? .production : .development))
-        defer { container.close() }
+        let (admin, container, db) = try target.open(store, configuration: .init(environment: production ? .production : .development))
+        defer {
+            container.close()
+            admin.close()
+        }
         let query = Query(recordType: recordType, predicate: try QueryPredicate(format: predicate))
         query.sortDescriptors = try sort.map(Self.sortDescriptor)
         let zoneID = zone.map { RecordZone.ID(zoneName: $0) }
@@ -69,7 +72,7 @@ struct QueryCommand: AsyncParsableCommand {
             (matches, cursor) = try await db.records(continuingMatchFrom: next, desiredKeys: desiredKeys, resultsLimit: limit)
         }
         print("\(count) record\(count == 1 ? "" : "s")\(cursor != nil && !all ? " (more: use --all)" : "")")
-        for advice in container.indexAdvice() {
+        for advice in admin.indexAdvice() {
             print("note: no index for \(advice.recordType).\(advice.field) (\(advice.options)); in production this query fails")
         }
     }

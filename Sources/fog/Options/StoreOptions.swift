@@ -9,12 +9,13 @@ struct StoreOptions: ParsableArguments {
 
     var directory: URL { URL(fileURLWithPath: store, isDirectory: true) }
 
-    /// Opens the container stored in the folder, whatever its identifier, on
-    /// behalf of nobody, so that looking at a store never registers a user.
-    func openExisting() throws -> Container {
+    /// Opens the store in the folder, whatever its container identifier, as its
+    /// administrator (the CLI is the embedding program), so that looking at a store
+    /// never registers a user.
+    func openAdministrator(configuration: Container.Configuration = .init()) throws -> Container.Administrator {
         guard let identifier = try Container.storedIdentifier(at: directory) else {
             throw ValidationError("\(store) holds no FogKit store; create one with `fog demo --store \(store)`")
         }
-        return try Container(identifier: identifier, directory: directory, user: nil)
+        return try Container.Administrator(identifier: identifier, directory: directory, configuration: configuration)
     }
 }

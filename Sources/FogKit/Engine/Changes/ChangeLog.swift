@@ -29,7 +29,7 @@ extension Engine {
         _ zoneID: RecordZone.ID, since token: ServerChangeToken?, desiredKeys: [String]?, limit: Int, context: DatabaseContext
     ) throws -> ZoneChangePage {
         var start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .zone) }
-        try checkReader(context)
+        try access.check(.zoneChanges, in: context)
         try Self.checkLimit(limit)
         let limit = limit > 0 ? limit : Self.defaultChangePageSize
         let wanted = desiredKeys.map(Set.init)
@@ -112,7 +112,7 @@ extension Engine {
     /// The zone events of a database after `token`, at most `limit` (0 for the default).
     func databaseChanges(since token: ServerChangeToken?, limit: Int, context: DatabaseContext) throws -> DatabaseChangePage {
         let start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .database) }
-        try checkReader(context)
+        try access.check(.databaseChanges, in: context)
         try Self.checkLimit(limit)
         let everyZone = context.changeFeeds == .everyZone
         if context.scope == .public, !everyZone {
@@ -183,12 +183,6 @@ extension Engine {
     private static func checkLimit(_ limit: Int) throws(FogError) {
         guard limit >= 0 else {
             throw FogError(.invalidArguments, message: "resultsLimit is \(limit); it must be positive, or 0 to let FogKit choose")
-        }
-    }
-
-    private func checkReader(_ context: DatabaseContext) throws(FogError) {
-        if context.scope != .public, context.user == nil {
-            throw FogError(.notAuthenticated, message: "the \(context.scope) database needs a user; the container was opened on behalf of nobody")
         }
     }
 }

@@ -11,7 +11,7 @@ final class Engine: Sendable {
     let assetDirectory: URL
     let names = NameCache()
     let indexCatalog = IndexCatalog()
-    let advisor = IndexAdvisor()
+    let advisor: IndexAdvisor
     let incarnation: [UInt8]
     let durability: Container.Durability
 
@@ -27,7 +27,14 @@ final class Engine: Sendable {
     let changeTable: Table
     let databaseChangeTable: Table
 
-    init(directory: URL, identifier: String, durability: Container.Durability) throws {
+    /// Opens the store for `caller`; only the administrator migrates an older format.
+    /// `advisor` collects the index advice (an administrator shares its own with the
+    /// containers it makes).
+    init(
+        directory: URL, identifier: String, durability: Container.Durability, caller: Caller,
+        advisor: IndexAdvisor = IndexAdvisor()
+    ) throws {
+        self.advisor = advisor
         self.directory = directory
         self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
         self.durability = durability
@@ -59,7 +66,10 @@ final class Engine: Sendable {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
             let (incarnation, version) = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier, existed: existed)
             self.incarnation = incarnation
-            if version < Layout.formatVersion { try migrate(from: version) }
+            if version < Layout.formatVersion {
+                try AccessPolicy.standard.check(.administer(.migrate), AccessRequest(caller: caller))
+                try migrate(from: version)
+            }
             try checkIndexTableOptions()
         } catch {
             environment.close()

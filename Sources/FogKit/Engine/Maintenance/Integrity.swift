@@ -191,12 +191,3 @@ extension Engine {
         }
     }
 }
-
-extension Container {
-    /// Checks the whole store's internal consistency (every index entry points at a
-    /// record, every record has its index entries, names and types agree). Reads one
-    /// snapshot; changes nothing.
-    public func checkIntegrity() throws -> IntegrityReport {
-        try fogTry { try engine.checkIntegrity() }
-    }
-}

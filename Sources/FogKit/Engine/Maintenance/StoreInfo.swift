@@ -108,11 +108,6 @@ public struct StoreInfo: Sendable {
 }
 
 extension Container {
-    /// Describes the whole store: sizes, users, zones and record counts.
-    public func storeInfo() throws -> StoreInfo {
-        try fogTry { try engine.describe() }
-    }
-
     /// The identifier of the container stored in `directory`, or `nil` when the
     /// directory holds no store.
     public static func storedIdentifier(at directory: URL) throws -> String? {

@@ -13,9 +13,7 @@ extension Engine {
         guard resultsLimit >= 0 else {
             throw FogError(.invalidArguments, message: "resultsLimit is \(resultsLimit); it must be positive, or maximumResults (0)")
         }
-        if context.scope != .public, context.user == nil {
-            throw FogError(.notAuthenticated, message: "the \(context.scope) database needs a user; the container was opened on behalf of nobody")
-        }
+        try access.check(.query, in: context)
         let limit = resultsLimit == 0 ? QueryOperation.defaultBatchSize : resultsLimit
         let now = Date()
         let (page, advice) = try read { txn, names -> (QueryPage, [IndexAdvice]) in
@@ -37,7 +35,9 @@ extension Engine {
             guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
             var run = try QueryRun(
                 engine: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
-                names: names, limit: limit)
+                names: names, limit: limit,
+                candidates: access.queryCandidates(
+                    AccessRequest(caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType)))
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             let records = matches.map(\.record)
@@ -61,6 +61,7 @@ extension Engine {
         guard resultsLimit >= 0 else {
             throw FogError(.invalidArguments, message: "resultsLimit is \(resultsLimit); it must be positive, or maximumResults (0)")
         }
+        try access.check(.query, in: context)
         let limit = resultsLimit == 0 ? QueryOperation.defaultBatchSize : resultsLimit
         return try read { txn, names in
             let zone = try existingZone(zoneID, context: context, txn: txn)
@@ -159,12 +160,15 @@ struct QueryRun {
     private let readsUsers: Bool
     /// The fields whose payloads a candidate's view checks: those the query reads and returns.
     private let checking: FieldSelection
+    /// Which candidates the caller may see (the access policy's answer for the query).
+    private let candidates: CandidateCheck
 
     init(
         engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
-        txn: ReadTransaction, names: NameResolver, limit: Int
+        txn: ReadTransaction, names: NameResolver, limit: Int, candidates: CandidateCheck
     ) throws {
         self.engine = engine
+        self.candidates = candidates
         self.prepared = prepared
         self.zone = zone
         self.type = type
@@ -277,6 +281,7 @@ struct QueryRun {
     private mutating func matchesView(_ buffer: UnsafeRawBufferPointer, check: Bool = true) throws -> ViewFields? {
         let view = try RecordView(buffer, checking: checking)
         guard !check || (view.zone == zone && view.type == type) else { return nil }
+        guard !check || candidates.allows(creator: view.creator) else { return nil }
         let fields = ViewFields(
             view: view, ids: fieldIDs, creator: readsUsers ? try names.name(view.creator) : nil,
             modifier: readsUsers ? try names.name(view.modifier) : nil)

@@ -5,9 +5,7 @@ extension Engine {
     /// Fetches records by ID in one snapshot; `desiredKeys` limits the fields
     /// decoded (`nil` for all, empty for none).
     func fetch(_ ids: [Record.ID], desiredKeys: [String]?, context: DatabaseContext) throws -> [(Record.ID, Result<Record, FogError>)] {
-        if context.scope != .public, context.user == nil {
-            throw FogError(.notAuthenticated, message: "the \(context.scope) database needs a user; the container was opened on behalf of nobody")
-        }
+        try access.check(.fetch, in: context)
         let wanted = desiredKeys.map(Set.init)
         return try read { txn, names in
             let selection = try FieldSelection(wanted, names: &names)

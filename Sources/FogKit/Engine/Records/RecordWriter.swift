@@ -74,8 +74,8 @@ extension Engine {
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
         atomic: Bool, limits: OperationLimits, context: DatabaseContext
     ) throws(FogError) -> ModifyRequest {
-        try checkWriter(context)
-        guard let user = context.user else { throw FogError(.notAuthenticated) }
+        try access.check(recordsToSave.isEmpty ? .delete : .save, in: context)
+        guard let user = context.user else { throw FogError(.internalError, message: "the access policy let nobody write") }
         let itemCount = recordsToSave.count + recordIDsToDelete.count
         guard itemCount <= limits.maximumItems else {
             throw FogError(.limitExceeded, message: "\(itemCount) items in one request; the limit is \(limits.maximumItems)")
@@ -407,12 +407,8 @@ struct ModifyRun {
             guard let existing = try fogTry({ try load(zone: zone.id, name: id.recordName) }) else {
                 throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
             }
-            if context.scope == .public, existing.record.creator != user {
-                throw FogError(.permissionFailure, message: "record \(id.recordName) in the public database can be deleted only by its creator")
-            }
-            guard existing.record.recordType != Record.SystemType.userRecord else {
-                throw FogError(.permissionFailure, message: "user record \(id.recordName) cannot be deleted")
-            }
+            try engine.access.check(.delete, request(for: existing.record))
+            try checkCascade(from: existing.row, existing.record, zone: zone.id)
             return .delete(row: existing.row, record: existing.record)
         case .save(let client):
             return .save(try planSave(client, zone: zone, savedNames: savedNames, pending: &pending))
@@ -448,9 +444,7 @@ struct ModifyRun {
         case .changedKeys, .allKeys:
             break
         }
-        if let existing, context.scope == .public, existing.record.creator != user {
-            throw FogError(.permissionFailure, message: "record \(name) in the public database can be changed only by its creator")
-        }
+        try engine.access.check(.save, request(for: existing?.record, recordType: client.recordType, recordName: name))
         if let existing, existing.record.recordType != client.recordType {
             throw FogError(.invalidArguments, message: "record \(name) is a \(existing.record.recordType), not a \(client.recordType)")
         }
@@ -512,6 +506,48 @@ struct ModifyRun {
         for target in addedTargets { pending.deleteSelfReferences[target, default: 0] += 1 }
         for (key, type) in newTypes { pending.fieldTypes[key] = type }
         return SavePlan(client: client, existing: existing, values: values, parent: parent, newFieldTypes: newTypes)
+    }
+
+    /// What the access policy is asked about a stored record (or a new one, for `nil`).
+    private func request(
+        for record: StoredRecord?, recordType: String? = nil, recordName: String? = nil, cascadeOrigin: String? = nil
+    ) -> AccessRequest {
+        AccessRequest(
+            caller: .user(user), scope: context.scope, zoneOwner: context.scope == .public ? "" : user,
+            recordType: record?.recordType ?? recordType, recordName: record?.recordName ?? recordName, creator: record?.creator,
+            cascadeOrigin: cascadeOrigin)
+    }
+
+    /// Asks the access policy about every record that deleting `record` would delete
+    /// through `deleteSelf` references (as ``deleteRow(_:_:zone:visited:)`` will), so a
+    /// delete fails as a whole, before anything is written, when one of them may not be
+    /// deleted by the caller.
+    private func checkCascade(from row: Int64, _ record: StoredRecord, zone: Int64) throws(FogError) {
+        var visited: Set<Int64> = [row]
+        var pending = [record.recordName]
+        while let target = pending.popLast() {
+            var sources: [Int64] = []
+            try fogTry {
+                try txn.scan(engine.refs, range: .prefix(Layout.refPrefix(zone: zone, target: target))) { key, _ in
+                    var reader = KeyReader(Array(key))
+                    _ = try reader.readInt64()
+                    _ = try reader.readString()
+                    sources.append(try reader.readInt64())
+                    return true
+                }
+            }
+            for source in sources where visited.insert(source).inserted {
+                var resolver = names.resolver
+                let stored = try fogTry {
+                    try txn.withValue(forKey: bigEndianKey(source), in: engine.records) {
+                        try RecordCodec.decode($0, names: &resolver, desiredKeys: [])
+                    }
+                }
+                guard let stored else { continue }
+                try engine.access.check(.cascadeDelete, request(for: stored, cascadeOrigin: record.recordName))
+                pending.append(stored.recordName)
+            }
+        }
     }
 
     private func load(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {

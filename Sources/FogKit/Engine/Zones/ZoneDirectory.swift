@@ -56,17 +56,15 @@ extension Engine {
             }
             return ZoneAddress(scope: Database.Scope.public.rawValue, owner: "", zoneName: RecordZone.ID.defaultZoneName)
         case .private:
-            guard let user = context.user else {
-                throw FogError(.notAuthenticated, message: "the private database needs a user; the container was opened on behalf of nobody")
-            }
+            try access.check(.zoneRead, in: context)
+            guard let user = context.user else { throw FogError(.internalError, message: "the access policy let nobody into a private database") }
+            // A private database holds its owner's zones only: another owner's zone is not in it.
             guard zoneID.ownerName == CurrentUserDefaultName || zoneID.ownerName == user else {
                 throw FogError(.zoneNotFound, message: "zone \(zoneID) does not exist in this user's private database")
             }
             return ZoneAddress(scope: Database.Scope.private.rawValue, owner: user, zoneName: zoneID.zoneName)
         case .shared:
-            guard context.user != nil else {
-                throw FogError(.notAuthenticated, message: "the shared database needs a user; the container was opened on behalf of nobody")
-            }
+            try access.check(.zoneRead, in: context)
             throw FogError(.zoneNotFound, message: "zone \(zoneID) is not shared with this user")
         }
     }
@@ -126,10 +124,9 @@ extension Engine {
     }
 
     private func checkZoneRequest(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) throws(FogError) {
-        try checkWriter(context)
-        if context.scope != .private, !zonesToSave.isEmpty || !zoneIDsToDelete.isEmpty {
-            let what = context.scope == .public ? "the public database has only its default zone" : "zones cannot be created or deleted in the shared database"
-            throw FogError(.badDatabase, message: what)
+        try access.check(.zoneModify, AccessRequest(caller: context.caller, scope: context.scope, zoneName: zonesToSave.first?.zoneID.zoneName))
+        if let first = zoneIDsToDelete.first {
+            try access.check(.zoneDelete, AccessRequest(caller: context.caller, scope: context.scope, zoneName: first.zoneName))
         }
     }
 
@@ -205,13 +202,12 @@ extension Engine {
 
     /// Every zone of the database: the default zone first, then custom zones by name.
     func allZones(context: DatabaseContext) throws -> [RecordZone] {
+        try access.check(.zoneRead, in: context)
         switch context.scope {
         case .public: return [RecordZone.default()]
-        case .shared:
-            guard context.user != nil else { throw FogError(.notAuthenticated, message: "the shared database needs a user") }
-            return []
+        case .shared: return []
         case .private:
-            guard let user = context.user else { throw FogError(.notAuthenticated, message: "the private database needs a user") }
+            guard let user = context.user else { throw FogError(.internalError, message: "the access policy let nobody into a private database") }
             let prefix = Layout.zonePrefix(scope: Database.Scope.private.rawValue, owner: user)
             return try read { txn, _ in
                 var result = [RecordZone.default()]
@@ -227,13 +223,6 @@ extension Engine {
                 }
                 return result
             }
-        }
-    }
-
-    /// Throws unless the context may write.
-    func checkWriter(_ context: DatabaseContext) throws(FogError) {
-        guard context.user != nil else {
-            throw FogError(.notAuthenticated, message: "writing needs a user; the container was opened on behalf of nobody")
         }
     }
 }

@@ -1,0 +1,266 @@
+import Foundation
+
+/// Who asks for something: a signed-in user, nobody, or the embedding program's
+/// administrator (``Container/Administrator``).
+///
+/// The administrator is not a database user: it has no private database and reads
+/// no records through databases; it runs the container-level calls (schema, indexes,
+/// backups, store information, integrity). See `Docs/Access.md`.
+enum Caller: Sendable, Hashable {
+    /// A user, by user record name (`_` and 32 hex digits).
+    case user(String)
+    /// A container opened on behalf of nobody (`user: nil`).
+    case anonymous
+    /// The administrator handle.
+    case administrator
+
+    /// `.user(name)`, or `.anonymous` for `nil`.
+    @inline(__always)
+    init(user: String?) {
+        if let user { self = .user(user) } else { self = .anonymous }
+    }
+}
+
+/// What a caller wants to do.
+enum AccessAction: Sendable, Hashable {
+    /// Fetch records by ID.
+    case fetch
+    /// Run (or explain) a query; asked once per query, then per candidate through
+    /// ``AccessPolicy/queryCandidates(_:)``.
+    case query
+    /// Save a record: create one (no creator yet) or modify one (its creator given).
+    case save
+    /// Delete a record named in a request.
+    case delete
+    /// Delete a record because a record it references with `deleteSelf` is deleted.
+    case cascadeDelete
+    /// Fetch zones.
+    case zoneRead
+    /// Create (save) zones.
+    case zoneModify
+    /// Delete or purge zones.
+    case zoneDelete
+    /// Read a zone's change feed.
+    case zoneChanges
+    /// Read a database's change feed.
+    case databaseChanges
+    /// Read the current user's identity (user record ID, current user record).
+    case currentUser
+    /// One of the container-level administrative calls.
+    case administer(AdministrativeCall)
+
+    /// Whether the action changes records or zones.
+    var writes: Bool {
+        switch self {
+        case .save, .delete, .cascadeDelete, .zoneModify, .zoneDelete: true
+        default: false
+        }
+    }
+}
+
+/// The container-level administrative calls, each only for the administrator.
+enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
+    case setIndexes, readIndexes, indexAdvice, backup, storeInfo, checkIntegrity, migrate
+
+    /// What the call does, for messages.
+    var what: String {
+        switch self {
+        case .setIndexes: "changing indexes (setIndexes)"
+        case .readIndexes: "reading index definitions (indexes(ofRecordType:))"
+        case .indexAdvice: "reading index advice (indexAdvice())"
+        case .backup: "backing up the store (backup(to:))"
+        case .storeInfo: "describing the store (storeInfo())"
+        case .checkIntegrity: "checking the store's integrity (checkIntegrity())"
+        case .migrate: "migrating the store to this FogKit's format (it was written by an older version)"
+        }
+    }
+}
+
+/// Everything the policy may look at for one decision. Fields that do not apply are
+/// `nil`: a database-level question (may this caller read the private database at
+/// all?) has no zone or record; an administrative call has no scope.
+///
+/// Made of references to strings the caller already holds: building one does not
+/// allocate.
+struct AccessRequest: Sendable {
+    var caller: Caller
+    /// The database, or `nil` for container-level calls.
+    var scope: Database.Scope?
+    /// The zone's owner (user record name; empty for the public database), when known.
+    var zoneOwner: String?
+    /// The zone's name, when known.
+    var zoneName: String?
+    /// The record's type, when a record is concerned.
+    var recordType: String?
+    /// The record's name, when a record is concerned (for messages).
+    var recordName: String?
+    /// The record's creator (user record name), for existing records.
+    var creator: String?
+    /// For ``AccessAction/cascadeDelete``: the record whose deletion cascades.
+    var cascadeOrigin: String?
+
+    @inline(__always)
+    init(
+        caller: Caller, scope: Database.Scope? = nil, zoneOwner: String? = nil, zoneName: String? = nil, recordType: String? = nil,
+        recordName: String? = nil, creator: String? = nil, cascadeOrigin: String? = nil
+    ) {
+        self.caller = caller
+        self.scope = scope
+        self.zoneOwner = zoneOwner
+        self.zoneName = zoneName
+        self.recordType = recordType
+        self.recordName = recordName
+        self.creator = creator
+        self.cascadeOrigin = cascadeOrigin
+    }
+}
+
+/// Which query candidates a caller may see, decided once per query and applied to
+/// each candidate by name id, without allocating.
+enum CandidateCheck: Sendable {
+    /// Every candidate the query reaches.
+    case everyone
+    /// Only records whose creator has this name id.
+    case creator(Int64)
+    /// No candidate.
+    case nobody
+
+    @inline(__always)
+    func allows(creator: Int64) -> Bool {
+        switch self {
+        case .everyone: true
+        case .creator(let id): id == creator
+        case .nobody: false
+        }
+    }
+}
+
+/// The one place FogKit decides who may do what: every database path, change feed
+/// and administrative call asks it, with the caller, the database, the zone and its
+/// owner, the record's type and creator, and the action. It returns, or throws a
+/// ``FogError`` with CloudKit's code (``FogError/Code/notAuthenticated``,
+/// ``FogError/Code/permissionFailure``, ``FogError/Code/badDatabase``) and a message
+/// naming what and where.
+///
+/// The rules (CloudKit's; see `Docs/Access.md` for the table):
+/// - Nobody (anonymous) reads the public database; everything else needs a user.
+/// - A user reads and writes their private database; the shared database holds no zones yet.
+/// - Any user creates records in the public database; only a record's creator
+///   modifies or deletes it, directly or through a `deleteSelf` cascade.
+/// - User records (type `Users`) are never deleted.
+/// - Zones are created and deleted only in the private database.
+/// - Only the administrator runs container-level calls; the administrator is not a
+///   database user.
+///
+/// Security roles and sharing will extend this type, not its callers.
+struct AccessPolicy: Sendable {
+    /// CloudKit's rules, as described above.
+    static let standard = AccessPolicy()
+
+    /// Throws unless `request.caller` may perform `action`.
+    @inline(__always)
+    func check(_ action: AccessAction, _ request: AccessRequest) throws(FogError) {
+        // The hot case: a user reading their own private database.
+        if case .user = request.caller, request.scope == .private, !action.writes, request.zoneOwner == nil { return }
+        try decide(action, request)
+    }
+
+    /// Throws unless `context`'s caller may perform `action` in its database at all
+    /// (before any zone or record is known).
+    @inline(__always)
+    func check(_ action: AccessAction, in context: DatabaseContext) throws(FogError) {
+        try check(action, AccessRequest(caller: context.caller, scope: context.scope))
+    }
+
+    /// Which candidates of a query the caller may see, once the database-level
+    /// ``AccessAction/query`` check passed. Every rule today lets a reader of a
+    /// database see all its records, so this is ``CandidateCheck/everyone``.
+    @inline(__always)
+    func queryCandidates(_ request: AccessRequest) -> CandidateCheck {
+        .everyone
+    }
+
+    /// The decision, outside the inlined fast path.
+    func decide(_ action: AccessAction, _ request: AccessRequest) throws(FogError) {
+        if case .administer(let call) = action {
+            guard case .administrator = request.caller else {
+                throw FogError(
+                    .permissionFailure,
+                    message: "\(call.what) is administration: only a Container.Administrator may do it, not \(describe(request.caller))")
+            }
+            return
+        }
+        guard let scope = request.scope else {
+            throw FogError(.internalError, message: "access to \(action) was asked without a database")
+        }
+        let user: String
+        switch request.caller {
+        case .administrator:
+            throw FogError(
+                .permissionFailure,
+                message: "the administrator is not a database user; open a container for a user to use the \(scope) database")
+        case .anonymous:
+            if action == .currentUser {
+                throw FogError(.notAuthenticated, message: "the container was opened on behalf of nobody")
+            }
+            if action.writes {
+                throw FogError(.notAuthenticated, message: "writing needs a user; the container was opened on behalf of nobody")
+            }
+            if scope != .public {
+                throw FogError(.notAuthenticated, message: "the \(scope) database needs a user; the container was opened on behalf of nobody")
+            }
+            return
+        case .user(let name):
+            user = name
+        }
+        switch action {
+        case .zoneModify, .zoneDelete:
+            // A request naming no zone changes nothing; it only needs a user.
+            guard request.zoneName != nil else { return }
+            switch scope {
+            case .private: return
+            case .public: throw FogError(.badDatabase, message: "the public database has only its default zone")
+            case .shared: throw FogError(.badDatabase, message: "zones cannot be created or deleted in the shared database")
+            }
+        case .delete, .cascadeDelete:
+            if scope == .public, let creator = request.creator, creator != user {
+                throw FogError(
+                    .permissionFailure,
+                    message: "record \(request.recordName ?? "") in the public database can be deleted only by its creator" + cascadeNote(request))
+            }
+            if request.recordType == Record.SystemType.userRecord {
+                throw FogError(.permissionFailure, message: "user record \(request.recordName ?? "") cannot be deleted" + cascadeNote(request))
+            }
+        case .save:
+            if scope == .public, let creator = request.creator, creator != user {
+                throw FogError(.permissionFailure, message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
+            }
+        case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .administer:
+            return
+        }
+    }
+
+    private func cascadeNote(_ request: AccessRequest) -> String {
+        guard let origin = request.cascadeOrigin else { return "" }
+        return "; deleting \(origin) would delete it through a deleteSelf reference"
+    }
+
+    private func describe(_ caller: Caller) -> String {
+        switch caller {
+        case .user: "a container's user"
+        case .anonymous: "a container opened on behalf of nobody"
+        case .administrator: "the administrator"
+        }
+    }
+}
+
+extension Engine {
+    /// The policy every access decision asks.
+    var access: AccessPolicy { .standard }
+}
+
+extension DatabaseContext {
+    /// The caller this context acts for.
+    @inline(__always)
+    var caller: Caller { Caller(user: user) }
+}

@@ -1,0 +1,159 @@
+import Foundation
+
+extension Container {
+    /// The embedding program's administrative handle on a store: the schema and its
+    /// indexes, index advice, backups, store information and integrity checks, and the
+    /// migration of a store written by an older FogKit.
+    ///
+    /// These calls are not a ``Container``'s: a container acts for one user (or for
+    /// nobody), and neither may read every user's private records through a backup or
+    /// change the schema everyone queries. Only the program that holds an
+    /// `Administrator` may; keep it out of reach of the users it serves.
+    ///
+    /// ```swift
+    /// let admin = try Container.Administrator(identifier: "iCloud.com.example.notes",
+    ///                                         directory: URL(fileURLWithPath: "notes-store"))
+    /// try await admin.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post")
+    /// let alice = try admin.container(user: "alice")   // shares the index advisor
+    /// // … queries through alice's databases …
+    /// print(admin.indexAdvice())
+    /// try admin.backup(to: URL(fileURLWithPath: "notes-backup"))
+    /// ```
+    ///
+    /// The administrator is not a database user: it has no databases. To read or write
+    /// records, open a container for a user, or make one with ``container(user:configuration:)``.
+    ///
+    /// Opening an administrator on a store of an older format version migrates it;
+    /// containers refuse to open such a store until an administrator has.
+    public final class Administrator: Sendable {
+        /// The container's identifier.
+        public let containerIdentifier: String
+        /// The directory that holds the store.
+        public let directory: URL
+        /// The options the administrator was opened with (and gives the containers it makes).
+        public let configuration: Configuration
+
+        let engine: Engine
+        private let closed = ClosedFlag()
+
+        /// Opens (or creates) the store of container `identifier` in `directory` for
+        /// administration, migrating a store written by an older FogKit.
+        ///
+        /// - Throws: ``FogError`` when the store cannot be opened, belongs to another
+        ///   container, or was written by an incompatible version.
+        public init(identifier: String, directory: URL, configuration: Configuration = Configuration()) throws {
+            guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
+            guard configuration.tombstoneRetention >= 0 else {
+                throw FogError(.invalidArguments, message: "tombstoneRetention is \(configuration.tombstoneRetention); it must be 0 or more seconds, or .infinity")
+            }
+            containerIdentifier = identifier
+            self.directory = directory
+            self.configuration = configuration
+            engine = try Engine(directory: directory, identifier: identifier, durability: configuration.durability, caller: .administrator)
+        }
+
+        /// A container on the same store for `user` (`nil` for nobody), with the
+        /// administrator's configuration unless one is given. Queries through it count
+        /// toward this administrator's ``indexAdvice()``. Close it on its own.
+        public func container(user: String? = Container.defaultUser, configuration: Configuration? = nil) throws -> Container {
+            try checkOpen()
+            return try Container(
+                identifier: containerIdentifier, directory: directory, user: user, configuration: configuration ?? self.configuration,
+                advisor: engine.advisor)
+        }
+
+        // MARK: - Indexes
+
+        /// Sets the indexes of one field of a record type, replacing the ones it had
+        /// (`[]` removes them all).
+        ///
+        /// The schema is the container's: the indexes serve every database and zone. Adding an
+        /// index builds its entries for the records already stored, and removing one deletes
+        /// them, in the same transaction; queries see either the old or the new indexes.
+        ///
+        /// ```swift
+        /// try await admin.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post")
+        /// try await admin.setIndexes(.searchable, forField: "title", ofRecordType: "Post")
+        /// try await admin.setIndexes(.queryable, forField: Record.SystemFieldKey.recordID, ofRecordType: "Post")
+        /// ```
+        ///
+        /// System fields take indexes too: `recordName` or `recordID` (queryable; the record
+        /// ID, which CloudKit's schema calls `recordName` and whole-type queries need),
+        /// `creationDate` and `modificationDate` (queryable, sortable),
+        /// `creatorUserRecordID`, `lastModifiedUserRecordID` and `parent` (queryable).
+        ///
+        /// - Throws: ``FogError`` with ``FogError/Code/invalidArguments`` for a bad record type
+        ///   or field name, ``IndexOptions/searchable`` on a field that does not hold strings,
+        ///   or an index on an asset field or a system field that cannot have it.
+        public func setIndexes(_ options: IndexOptions, forField field: Record.FieldKey, ofRecordType recordType: Record.RecordType) async throws {
+            try authorize(.setIndexes)
+            try await engine.setIndexes([field: options], recordType: recordType)
+        }
+
+        /// Sets the indexes of several fields of a record type at once, in one transaction;
+        /// fields not named keep theirs. See ``setIndexes(_:forField:ofRecordType:)``.
+        public func setIndexes(_ indexes: [Record.FieldKey: IndexOptions], ofRecordType recordType: Record.RecordType) async throws {
+            try authorize(.setIndexes)
+            try await engine.setIndexes(indexes, recordType: recordType)
+        }
+
+        /// The indexes declared on the fields of a record type, by field name.
+        public func indexes(ofRecordType recordType: Record.RecordType) throws -> [Record.FieldKey: IndexOptions] {
+            try authorize(.readIndexes)
+            return try engine.indexes(ofRecordType: recordType)
+        }
+
+        /// The indexes that queries in the development environment lacked, most frequent
+        /// first: the index advisor. Counts the queries of the containers this
+        /// administrator made (``container(user:configuration:)``) since it opened.
+        public func indexAdvice() -> [IndexAdvice] {
+            // The administrator always passes; asked so that every call goes through the policy.
+            guard (try? engine.access.check(.administer(.indexAdvice), AccessRequest(caller: .administrator))) != nil else { return [] }
+            return engine.advisor.advice()
+        }
+
+        // MARK: - The store
+
+        /// Writes a consistent copy of the store (records, indexes, change logs and assets) to
+        /// the empty or missing directory `destination`, while the store stays in use.
+        ///
+        /// The copy is a new incarnation of the store: change tokens from this store fail with
+        /// ``FogError/Code/changeTokenExpired`` against it, so clients of a restored backup
+        /// fetch their changes again instead of missing the ones the backup lost.
+        public func backup(to destination: URL) throws {
+            try authorize(.backup)
+            try fogTry { try engine.backup(to: destination) }
+        }
+
+        /// Describes the whole store: sizes, users, zones and record counts.
+        public func storeInfo() throws -> StoreInfo {
+            try authorize(.storeInfo)
+            return try fogTry { try engine.describe() }
+        }
+
+        /// Checks the whole store's internal consistency (every index entry points at a
+        /// record, every record has its index entries, names and types agree). Reads one
+        /// snapshot; changes nothing.
+        public func checkIntegrity() throws -> IntegrityReport {
+            try authorize(.checkIntegrity)
+            return try fogTry { try engine.checkIntegrity() }
+        }
+
+        /// Closes the administrator's hold on the store. The store closes once every
+        /// container and administrator that opened its directory has closed. Calls on a
+        /// closed administrator fail with ``FogError/Code/internalError``. Closing twice
+        /// does nothing more.
+        public func close() {
+            if closed.set() { engine.close() }
+        }
+
+        private func checkOpen() throws(FogError) {
+            if closed.isSet { throw FogError(.internalError, message: "the administrator is closed") }
+        }
+
+        private func authorize(_ call: AdministrativeCall) throws(FogError) {
+            try checkOpen()
+            try engine.access.check(.administer(call), AccessRequest(caller: .administrator))
+        }
+    }
+}
