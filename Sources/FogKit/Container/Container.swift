@@ -29,7 +29,7 @@ public final class Container: Sendable {
     /// The options the container was opened with.
     public let configuration: Configuration
 
-    let engine: Engine
+    let engine: StoreEngine
     private let closed = ClosedFlag()
     /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
     let userRecordName: String?
@@ -68,7 +68,7 @@ public final class Container: Sendable {
         self.directory = directory
         self.userIdentity = user
         self.configuration = configuration
-        let engine = try Engine(directory: directory, identifier: identifier, durability: configuration.durability)
+        let engine = try StoreEngine(directory: directory, identifier: identifier, durability: configuration.durability)
         self.engine = engine
         do {
             userRecordName = try user.map { try engine.userRecordName(for: $0) }

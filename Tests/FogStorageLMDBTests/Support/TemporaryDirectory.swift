@@ -1,5 +1,6 @@
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Synchronization
 import Testing
 
@@ -14,7 +15,7 @@ final class TemporaryDirectory: Sendable {
     init(_ label: String = "test") throws {
         let safe = String(label.map { $0.isLetter || $0.isNumber ? $0 : "-" }.prefix(40))
         url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("FogStorageTests-\(safe)-\(UUID().uuidString)", isDirectory: true)
+            .appendingPathComponent("FogStorageLMDBTests-\(safe)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
@@ -57,8 +58,8 @@ func withTemporaryDirectory<R>(
 /// "b", no fsync.
 func testConfiguration(
     initialMapSize: Int = 64 << 20, maximumGroupSize: Int = 128
-) -> Environment.Configuration {
-    Environment.Configuration(
+) -> LMDBStore.Configuration {
+    LMDBStore.Configuration(
         tables: ["a", "b"], initialMapSize: initialMapSize, durability: .none, maximumGroupSize: maximumGroupSize)
 }
 
@@ -66,11 +67,11 @@ func testConfiguration(
 /// runs `body`, closes the environment and removes the directory.
 func withTestEnvironment<R>(
     _ label: String = #function,
-    configuration: Environment.Configuration = testConfiguration(),
-    _ body: (Environment, Table, Table) throws -> R
+    configuration: LMDBStore.Configuration = testConfiguration(),
+    _ body: (LMDBStore, Table, Table) throws -> R
 ) throws -> R {
     try withTemporaryDirectory(label) { directory in
-        let environment = try Environment.open(directory: directory.appending("env"), configuration: configuration)
+        let environment = try LMDBStore.open(directory: directory.appending("env"), configuration: configuration)
         defer { environment.close() }
         return try body(environment, environment.table(named: "a"), environment.table(named: "b"))
     }
@@ -80,13 +81,13 @@ func withTestEnvironment<R>(
 /// runs `body`, closes the environment and removes the directory.
 func withTestEnvironment<R>(
     _ label: String = #function,
-    configuration: Environment.Configuration = testConfiguration(),
+    configuration: LMDBStore.Configuration = testConfiguration(),
     isolation: isolated (any Actor)? = #isolation,
-    _ body: (Environment, Table, Table) async throws -> R
+    _ body: (LMDBStore, Table, Table) async throws -> R
 ) async throws -> R {
     let directory = try TemporaryDirectory(label)
     defer { directory.remove() }
-    let environment = try Environment.open(directory: directory.appending("env"), configuration: configuration)
+    let environment = try LMDBStore.open(directory: directory.appending("env"), configuration: configuration)
     defer { environment.close() }
     return try await body(environment, environment.table(named: "a"), environment.table(named: "b"))
 }
@@ -181,7 +182,7 @@ struct Entry: Hashable, Sendable, CustomStringConvertible {
     var description: String { "\(key) = \(value.count) bytes" }
 }
 
-extension ReadTransaction {
+extension LMDBReadTransaction {
     /// Every entry of `table` in `range`, copied out, in scan order.
     func entries(_ table: Table, range: ScanRange = .all, reverse: Bool = false) throws -> [Entry] {
         var result: [Entry] = []
@@ -261,7 +262,7 @@ final class WriterGate: Sendable {
 
     /// Enqueues a write that waits for ``open()``; returns once the writer is
     /// inside it.
-    func hold(_ environment: Environment) throws {
+    func hold(_ environment: LMDBStore) throws {
         try environment.enqueueWrite({ [self] _ in
             // A replayed body (after the map grew) must not wait again.
             guard !used.withLock({ used in defer { used = true }; return used }) else { return }
