@@ -46,6 +46,8 @@ let package = Package(
         ),
         // MARK: - Tests
         .testTarget(name: "FogStorageLMDBTests", dependencies: ["FogStorage", "FogStorageLMDB"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FogStorageConformanceTests", dependencies: ["FogStorage", "FogStorageLMDB"], swiftSettings: swiftSettings),
         .testTarget(name: "FogKitTests", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]

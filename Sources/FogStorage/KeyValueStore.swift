@@ -26,8 +26,8 @@ public protocol KeyValueStore: AnyObject, Sendable {
     /// The longest key the store accepts, in bytes (and the longest value of a
     /// ``TableLayout/multiValue(fixedSizeValues:)`` table).
     static var maximumKeySize: Int { get }
-    /// Whether a key may be empty. When not, writing one throws ``StorageError/emptyKey``,
-    /// reading one finds nothing, and an empty bound of a ``ScanRange`` is below every key.
+    /// Whether a key may be empty. When not, writing or reading one throws
+    /// ``StorageError/emptyKey``, and an empty bound of a ``ScanRange`` is below every key.
     static var allowsEmptyKeys: Bool { get }
 
     /// Whether `location` holds a store of this backend (without opening it).
