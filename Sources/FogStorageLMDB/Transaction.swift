@@ -122,7 +122,7 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     var recreatedTables: [Table] = []
 
     /// This transaction, as the read transaction it also is.
-    public var readView: LMDBReadTransaction { self }
+    @inlinable public var readView: LMDBReadTransaction { self }
 
     /// Stores `value` under `key`, replacing any value there. In a table with
     /// a multi-value layout, adds the pair (key, value) to the key's values
