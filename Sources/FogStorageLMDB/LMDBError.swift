@@ -89,7 +89,7 @@ public struct LMDBError: Error, Hashable, Sendable, RawRepresentable, CustomStri
         return keyCount > LMDBStore.maximumKeySize ? .keyTooLarge : .valueTooLarge
     }
 
-    /// Lets `catch LMDBError.notFound` match thrown errors.
+    /// Lets `catch LMDBError.notFound` match an error that holds this code.
     public static func ~= (lhs: LMDBError, rhs: any Error) -> Bool {
         (rhs as? LMDBError) == lhs
     }

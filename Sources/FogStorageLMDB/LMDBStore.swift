@@ -4,7 +4,8 @@ import Synchronization
 internal import CLMDB
 
 /// An LMDB environment: one directory holding `data.mdb` and `lock.mdb`, with
-/// its tables, its readers and its one writer thread.
+/// its tables, its readers and its one writer thread. FogStorage's ``KeyValueStore``
+/// over LMDB.
 ///
 /// Open environments with ``open(directory:configuration:)``. Opening a
 /// directory that this process already has open hands back the same
@@ -51,8 +52,8 @@ public final class LMDBStore: @unchecked Sendable {
     /// Opens the environment in `directory`, creating the directory and the files
     /// when missing, or returns the environment this process already has open there.
     ///
-    /// - Throws: ``LMDBError`` when the files cannot be opened (for example
-    ///   ``LMDBError/invalidFile`` for a file that is not an LMDB environment), or a
+    /// - Throws: ``StorageError`` when the files cannot be opened (for example
+    ///   ``StorageError/incompatible`` for a file that is not an LMDB environment), or a
     ///   Foundation error when the directory cannot be created.
     public static func open(directory: URL, configuration: Configuration = Configuration()) throws -> LMDBStore {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -256,7 +257,7 @@ public final class LMDBStore: @unchecked Sendable {
 
     /// Runs `body` in a write transaction of its own, blocking the calling thread until
     /// the commit: not grouped with other requests, and not nested in another
-    /// transaction. ``LMDBWriteTransaction/recreate(_:)`` needs one. Do not call it from a
+    /// transaction. ``LMDBWriteTransaction/replaceWithEmpty(_:)`` needs one. Do not call it from a
     /// read or write closure.
     public func writeAloneAndWait<T>(_ body: @escaping (LMDBWriteTransaction) throws -> T) throws -> T {
         try waitForWrite(alone: true, body)
@@ -310,7 +311,7 @@ public final class LMDBStore: @unchecked Sendable {
         }
     }
 
-    /// Opens again the tables whose handles a rolled-back ``LMDBWriteTransaction/recreate(_:)``
+    /// Opens again the tables whose handles a rolled-back ``LMDBWriteTransaction/replaceWithEmpty(_:)``
     /// closed. Dropping a table closes its handle at once, and rolling back the
     /// transaction that created it again closes the new one, while the table itself is
     /// still there: open it in a transaction of its own, under the same handle (the one

@@ -28,7 +28,7 @@ extension LMDBWriteTransaction {
     /// dropped table's handle at once, and if the transaction is rolled back the writer
     /// opens the table again before any other transaction runs. Other threads must not
     /// use the table meanwhile (readers of the process would find no handle), so
-    /// recreate tables before handing the environment out, as when migrating a format.
+    /// replace tables before handing the environment out, as when migrating a format.
     public func replaceWithEmpty(_ table: Table) throws {
         precondition(isAlone, "FogStorage misuse: replaceWithEmpty(\(table)) outside writeAloneAndWait")
         let layout = environment.configuration.layout(ofTable: table.name)

@@ -17,7 +17,7 @@ import Synchronization
 /// ```
 ///
 /// Several containers may open the same directory in one process, for the same
-/// or different users; they share one LMDB environment (the first opener's
+/// or different users; they share one open store (the first opener's
 /// durability applies until every container on the directory has closed).
 public final class Container: Sendable {
     /// The container's identifier, such as `"iCloud.com.example.notes"`.

@@ -20,7 +20,7 @@ extension StoredRecord {
 }
 
 /// The index entries of one record: what the `indexes` table holds for it. Each entry is a
-/// key under which the record's row id is stored (as one of the key's sorted duplicates,
+/// key under which the record's row id is stored (as one of the key's sorted set of values,
 /// `bigEndianKey(row)`), so the keys do not depend on the row.
 enum IndexEntries {
     /// Every index key of `record` (in `zone`) under `indexes`, each once.
