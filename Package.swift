@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "FogKit", targets: ["FogKit"]),
         .library(name: "FogStorage", targets: ["FogStorage"]),
+        .library(name: "FogStorageLMDB", targets: ["FogStorageLMDB"]),
         .executable(name: "fog", targets: ["fog"]),
     ],
     dependencies: [
@@ -26,10 +27,12 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
         // MARK: - Library layers (arrows point down only)
-        .target(name: "FogStorage", dependencies: ["CLMDB"], swiftSettings: swiftSettings),
+        // The storage interface (no backend), then LMDB behind it; only FogStorageLMDB imports CLMDB.
+        .target(name: "FogStorage", swiftSettings: swiftSettings),
+        .target(name: "FogStorageLMDB", dependencies: ["FogStorage", "CLMDB"], swiftSettings: swiftSettings),
         .target(
             name: "FogKit",
-            dependencies: ["FogStorage", .product(name: "HeapModule", package: "swift-collections")],
+            dependencies: ["FogStorage", "FogStorageLMDB", .product(name: "HeapModule", package: "swift-collections")],
             swiftSettings: swiftSettings
         ),
         // MARK: - Command line
@@ -45,8 +48,13 @@ let package = Package(
         // Helpers the test targets share (temporary stores and directories, seeded
         // generators, sample records); not a product.
         .target(name: "FogKitTesting", dependencies: ["FogKit"], swiftSettings: swiftSettings),
-        .testTarget(name: "FogStorageTests", dependencies: ["FogStorage", "FogKitTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "FogKitTests", dependencies: ["FogKit", "FogStorage", "FogKitTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FogStorageLMDBTests", dependencies: ["FogStorage", "FogStorageLMDB", "FogKitTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FogStorageConformanceTests", dependencies: ["FogStorage", "FogStorageLMDB", "FogKitTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FogKitTests", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB", "FogKitTesting"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A range of keys for a cursor scan.
+/// A range of keys for a scan.
 ///
 /// Bounds are byte strings compared in byte order. A `nil` bound is open.
 public struct ScanRange: Sendable, Hashable {
@@ -29,7 +29,7 @@ public struct ScanRange: Sendable, Hashable {
         ScanRange(lower: prefix, lowerInclusive: true, upper: successor(ofPrefix: prefix), upperInclusive: false)
     }
 
-    /// Only `key` (in a table with ``Table/Options/sortedDuplicates``, all of its values).
+    /// Only `key` (in a multi-value table, all of its values).
     /// Unlike ``prefix(_:)``, the keys that continue `key` are not in the range.
     public static func exactly(_ key: [UInt8]) -> ScanRange {
         ScanRange(lower: key, lowerInclusive: true, upper: key, upperInclusive: true)
@@ -41,43 +41,46 @@ public struct ScanRange: Sendable, Hashable {
         KeyRange.successor(ofPrefix: prefix)
     }
 
-    /// The same range with an empty lower bound dropped (every key is above it;
-    /// an exclusive empty bound excludes nothing since keys are never empty).
-    var normalized: ScanRange {
+    /// The same range with an empty lower bound dropped, for a store whose keys are
+    /// never empty (every key is above it; an exclusive empty bound excludes nothing).
+    public var normalized: ScanRange {
         guard let lower, lower.isEmpty else { return self }
         return ScanRange(lower: nil, upper: upper, upperInclusive: upperInclusive)
     }
 
     /// Whether `key` is below the upper bound.
-    @inline(__always)
-    func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {
+    @inlinable @inline(__always)
+    public func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {
         guard let upper else { return true }
         let c = compareBytes(key, upper)
         return upperInclusive ? c <= 0 : c < 0
     }
 
     /// Whether `key` is below the upper bound.
-    func isBelowUpper(_ key: [UInt8]) -> Bool {
+    @inlinable
+    public func isBelowUpper(_ key: [UInt8]) -> Bool {
         key.withUnsafeBytes { isBelowUpper($0) }
     }
 
     /// Whether `key` is above the lower bound.
-    func isAboveLower(_ key: [UInt8]) -> Bool {
+    @inlinable
+    public func isAboveLower(_ key: [UInt8]) -> Bool {
         key.withUnsafeBytes { isAboveLower($0) }
     }
 
     /// Whether `key` is above the lower bound.
-    @inline(__always)
-    func isAboveLower(_ key: UnsafeRawBufferPointer) -> Bool {
+    @inlinable @inline(__always)
+    public func isAboveLower(_ key: UnsafeRawBufferPointer) -> Bool {
         guard let lower else { return true }
         let c = compareBytes(key, lower)
         return lowerInclusive ? c >= 0 : c > 0
     }
 }
 
-/// Byte-order comparison (`memcmp`, shorter first on a tie).
-@inline(__always)
-func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+/// Byte-order comparison (`memcmp`, shorter first on a tie): negative when `a` sorts
+/// first, zero when equal, positive when `b` sorts first. The order of keys in every store.
+@inlinable @inline(__always)
+public func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
     b.withUnsafeBytes { b in
         let n = min(a.count, b.count)
         if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {

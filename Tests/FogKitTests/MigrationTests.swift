@@ -1,5 +1,6 @@
 import FogKit
 import FogStorage
+import FogStorageLMDB
 import Foundation
 import Testing
 import FogKitTesting
@@ -10,22 +11,22 @@ import FogKitTesting
 /// duplicates and rebuilt. Either way the store is sound and the feeds and queries work.
 @Suite struct MigrationTests {
     private static let tables = ["meta", "zones", "zoneids", "names", "records", "schema", "users", "refs", "indexes", "changes", "dbchanges"]
-    private static let indexOptions: Table.Options = [.sortedDuplicates, .fixedSizeDuplicates]
+    private static let indexLayout: TableLayout = .multiValue(fixedSizeValues: true)
 
-    /// Opens the store's environment as the older versions did: no table options, so that
-    /// `recreate` makes a table without duplicates.
-    private static func withEnvironment<R>(_ url: URL, _ body: (Environment) throws -> R) throws -> R {
-        let environment = try Environment.open(directory: url, configuration: .init(tables: tables))
+    /// Opens the store's environment as the older versions did: no table layouts, so that
+    /// `replaceWithEmpty` makes a single-value table.
+    private static func withEnvironment<R>(_ url: URL, _ body: (LMDBStore) throws -> R) throws -> R {
+        let environment = try LMDBStore.open(directory: url, configuration: .init(tables: tables))
         defer { environment.close() }
         return try body(environment)
     }
 
-    private static func format(_ environment: Environment) throws -> [UInt8]? {
+    private static func format(_ environment: LMDBStore) throws -> [UInt8]? {
         try environment.read { txn in try txn.value(forKey: Array("format".utf8), in: environment.table(named: "meta")) }
     }
 
-    /// The index entries as (key, row) pairs, and the options of the table.
-    private static func indexEntries(_ environment: Environment) throws -> (Set<[UInt8]>, Table.Options) {
+    /// The index entries as (key, row) pairs, and the layout of the table.
+    private static func indexEntries(_ environment: LMDBStore) throws -> (Set<[UInt8]>, TableLayout) {
         let indexes = environment.table(named: "indexes")
         return try environment.read { txn in
             var entries: Set<[UInt8]> = []
@@ -33,7 +34,7 @@ import FogKitTesting
                 entries.insert(Array(key) + Array(value))
                 return true
             }
-            return (entries, try txn.options(of: indexes))
+            return (entries, try txn.layout(of: indexes))
         }
     }
 
@@ -52,14 +53,14 @@ import FogKitTesting
                     return true
                 }
                 #expect(!keys.isEmpty)
-                try txn.recreate(indexes)
+                try txn.replaceWithEmpty(indexes)
                 for key in keys { try txn.put([], forKey: key, in: indexes) }
                 var stale = KeyWriter()
                 stale.append(Int64(999_999))
                 try txn.put([], forKey: keys[0] + stale.bytes, in: indexes)
                 try txn.put([0, 0, 0, 0, 0, 0, 0, 2], forKey: Array("format".utf8), in: environment.table(named: "meta"))
             }
-            #expect(try environment.read { txn in try txn.options(of: indexes) } == [])
+            #expect(try environment.read { txn in try txn.layout(of: indexes) } == .singleValue)
         }
     }
 
@@ -87,7 +88,7 @@ import FogKitTesting
                 try txn.put([0, 0, 0, 0, 0, 0, 0, 1], forKey: Array("format".utf8), in: meta)
                 try txn.clear(environment.table(named: "changes"))
                 try txn.clear(environment.table(named: "dbchanges"))
-                try txn.recreate(environment.table(named: "indexes"))
+                try txn.replaceWithEmpty(environment.table(named: "indexes"))
             }
         }
         do {
@@ -115,8 +116,8 @@ import FogKitTesting
         }
         try Self.withEnvironment(directory.url) { environment in
             #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
-            let (entries, options) = try Self.indexEntries(environment)
-            #expect(options == Self.indexOptions)
+            let (entries, layout) = try Self.indexEntries(environment)
+            #expect(layout == Self.indexLayout)
             #expect(entries.count == 20)
         }
     }
@@ -146,8 +147,8 @@ import FogKitTesting
         }
         try Self.withEnvironment(directory.url) { environment in
             #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
-            let (after, options) = try Self.indexEntries(environment)
-            #expect(options == Self.indexOptions)
+            let (after, layout) = try Self.indexEntries(environment)
+            #expect(layout == Self.indexLayout)
             #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
         }
     }
@@ -177,12 +178,12 @@ import FogKitTesting
             try environment.writeAndWait { txn throws in try txn.put([0xFF, 0xFF, 0xFF], forKey: last.0, in: records) }
             return (try Self.indexEntries(environment), last)
         }
-        #expect(stored.1 == [])
+        #expect(stored.1 == .singleValue)
         #expect(throws: FogError.self) { try directory.openAdministrator() }
         try Self.withEnvironment(directory.url) { environment in
             #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 2])
-            let (entries, options) = try Self.indexEntries(environment)
-            #expect(options == [], "the rolled-back migration leaves the old table")
+            let (entries, layout) = try Self.indexEntries(environment)
+            #expect(layout == .singleValue, "the rolled-back migration leaves the old table")
             #expect(entries == stored.0)
             // Repaired, the store migrates.
             try environment.writeAndWait { txn throws in try txn.put(corruptRow.1, forKey: corruptRow.0, in: environment.table(named: "records")) }

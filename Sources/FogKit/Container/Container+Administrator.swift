@@ -33,7 +33,7 @@ extension Container {
         /// The options the administrator was opened with (and gives the containers it makes).
         public let configuration: Configuration
 
-        let engine: Engine
+        let engine: StoreEngine
         private let closed = ClosedFlag()
 
         /// Opens (or creates) the store of container `identifier` in `directory` for
@@ -49,7 +49,7 @@ extension Container {
             containerIdentifier = identifier
             self.directory = directory
             self.configuration = configuration
-            engine = try Engine(directory: directory, identifier: identifier, durability: configuration.durability, caller: .administrator)
+            engine = try StoreEngine(directory: directory, identifier: identifier, durability: configuration.durability, caller: .administrator)
         }
 
         /// A container on the same store for `user` (`nil` for nobody), with the

@@ -12,7 +12,7 @@ extension Container {
         /// Nothing is flushed; a system crash may lose recent commits. For tests and bulk loads.
         case none
 
-        var storage: FogStorage.Environment.Durability {
+        var storage: StorageDurability {
             switch self {
             case .durable: .durable
             case .relaxed: .relaxed

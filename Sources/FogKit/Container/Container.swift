@@ -19,7 +19,7 @@ import Synchronization
 /// ```
 ///
 /// Several containers may open the same directory in one process, for the same
-/// or different users; they share one LMDB environment (the first opener's
+/// or different users; they share one open store (the first opener's
 /// durability applies until every container on the directory has closed).
 public final class Container: Sendable {
     /// The container's identifier, such as `"iCloud.com.example.notes"`.
@@ -31,7 +31,7 @@ public final class Container: Sendable {
     /// The options the container was opened with.
     public let configuration: Configuration
 
-    let engine: Engine
+    let engine: StoreEngine
     private let closed = ClosedFlag()
     /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
     let userRecordName: String?
@@ -79,7 +79,7 @@ public final class Container: Sendable {
         self.userIdentity = user
         self.configuration = configuration
         // The caller's kind is all opening asks the policy (only the administrator migrates).
-        let engine = try Engine(
+        let engine = try StoreEngine(
             directory: directory, identifier: identifier, durability: configuration.durability, caller: Caller(user: user), advisor: advisor)
         self.engine = engine
         do {

@@ -11,7 +11,7 @@ public final class Database: Sendable, CustomStringConvertible {
     /// Which database this is.
     public let databaseScope: Scope
 
-    let engine: Engine
+    let engine: StoreEngine
     let context: DatabaseContext
     let limits: OperationLimits
     /// How queries treat missing indexes.
@@ -29,7 +29,7 @@ public final class Database: Sendable, CustomStringConvertible {
         if closedFlag.isSet { throw FogError(.internalError, message: "the container is closed") }
     }
 
-    init(scope: Scope, engine: Engine, user: String?, configuration: Container.Configuration, closedFlag: ClosedFlag) {
+    init(scope: Scope, engine: StoreEngine, user: String?, configuration: Container.Configuration, closedFlag: ClosedFlag) {
         self.databaseScope = scope
         self.closedFlag = closedFlag
         self.operationQueue = OperationQueue()

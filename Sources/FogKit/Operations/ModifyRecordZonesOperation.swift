@@ -35,7 +35,7 @@ public final class ModifyRecordZonesOperation: DatabaseOperation, @unchecked Sen
     }
 
     override func execute(in database: Database) {
-        let outcome: Engine.ZoneOutcome
+        let outcome: StoreEngine.ZoneOutcome
         do {
             outcome = try database.engine.modifyZonesAndWait(
                 saving: recordZonesToSave ?? [], deleting: recordZoneIDsToDelete ?? [], context: database.context)

@@ -20,7 +20,7 @@ struct DatabaseChangePage: Sendable {
 
 extension Engine {
     /// The default number of changes in one page when the caller sets no limit.
-    static let defaultChangePageSize = 400
+    static var defaultChangePageSize: Int { 400 }
 
     /// The changes of a zone after `token` (from the start for `nil`), at most `limit`
     /// (0 for the default page size), read in one snapshot. Each changed record appears

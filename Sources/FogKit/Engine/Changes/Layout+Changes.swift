@@ -89,7 +89,7 @@ enum ZoneChangeKind: UInt8 {
 extension Engine {
     /// Logs that a record was saved at `sequence`: its entry moves to the end of the zone's
     /// log, and a tombstone of an earlier record with the same name goes away.
-    func logSave(zone: Int64, row: Int64, name: String, previousSequence: Int64?, sequence: Int64, txn: WriteTransaction) throws {
+    func logSave(zone: Int64, row: Int64, name: String, previousSequence: Int64?, sequence: Int64, txn: Store.WriteTransaction) throws {
         if let previousSequence {
             try txn.delete(Layout.logKey(zone: zone, sequence: previousSequence, row: row), in: changeTable)
         } else {
@@ -101,7 +101,7 @@ extension Engine {
     /// Logs that a record was deleted at `sequence`: its entry becomes a tombstone.
     func logDelete(
         zone: Int64, row: Int64, name: String, type: Int64, previousSequence: Int64, sequence: Int64, now: Date,
-        txn: WriteTransaction
+        txn: Store.WriteTransaction
     ) throws {
         try txn.delete(Layout.logKey(zone: zone, sequence: previousSequence, row: row), in: changeTable)
         var entry = ByteWriter(capacity: 16 + name.utf8.count)
@@ -116,7 +116,7 @@ extension Engine {
         try txn.put(age.bytes, forKey: Layout.tombstoneAgeKey(zone: zone, sequence: sequence, row: row), in: changeTable)
     }
 
-    private func removeTombstone(zone: Int64, name: String, txn: WriteTransaction) throws {
+    private func removeTombstone(zone: Int64, name: String, txn: Store.WriteTransaction) throws {
         let key = Layout.tombstoneKey(zone: zone, name: name)
         guard let position = try txn.value(forKey: key, in: changeTable) else { return }
         var reader = KeyReader(position)
@@ -129,7 +129,7 @@ extension Engine {
 
     /// Drops the zone's tombstones deleted before `cutoff`, oldest first, and moves the
     /// zone's horizon past them: tokens from before the horizon have expired.
-    func pruneTombstones(zone: Int64, before cutoff: Date, txn: WriteTransaction) throws {
+    func pruneTombstones(zone: Int64, before cutoff: Date, txn: Store.WriteTransaction) throws {
         var pruned: [(sequence: Int64, row: Int64, name: String)] = []
         let prefix = Layout.changeKey(zone: zone, part: Layout.tombstoneAgePart)
         try txn.scan(changeTable, range: .prefix(prefix)) { key, value in
@@ -155,7 +155,7 @@ extension Engine {
     /// or `nil` when nothing was pruned. A token that has not read past it has missed a
     /// deletion, and has expired. (A position, not only a sequence: a page may end in the
     /// middle of one commit's entries.)
-    func horizon(zone: Int64, txn: ReadTransaction) throws -> (sequence: Int64, row: Int64)? {
+    func horizon(zone: Int64, txn: Store.ReadTransaction) throws -> (sequence: Int64, row: Int64)? {
         try txn.withValue(forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart), in: changeTable) { value in
             var reader = KeyReader(value)
             return (try reader.readInt64(), try reader.readInt64())
@@ -163,16 +163,16 @@ extension Engine {
     }
 
     /// Keeps the client change token data of the latest modify request on a zone.
-    func storeClientChangeToken(_ data: Data, zone: Int64, txn: WriteTransaction) throws {
+    func storeClientChangeToken(_ data: Data, zone: Int64, txn: Store.WriteTransaction) throws {
         try txn.put(Array(data), forKey: Layout.changeKey(zone: zone, part: Layout.clientTokenPart), in: changeTable)
     }
 
-    func clientChangeToken(zone: Int64, txn: ReadTransaction) throws -> Data? {
+    func clientChangeToken(zone: Int64, txn: Store.ReadTransaction) throws -> Data? {
         try txn.withValue(forKey: Layout.changeKey(zone: zone, part: Layout.clientTokenPart), in: changeTable) { Data($0) }
     }
 
     /// Logs a zone event in its database's log; the zone keeps one entry, at its latest event.
-    func logZone(_ kind: ZoneChangeKind, address: ZoneAddress, zone: Int64, sequence: Int64, txn: WriteTransaction) throws {
+    func logZone(_ kind: ZoneChangeKind, address: ZoneAddress, zone: Int64, sequence: Int64, txn: Store.WriteTransaction) throws {
         let last = Layout.databaseLastKey(scope: address.scope, owner: address.owner, zoneName: address.zoneName)
         let prefix = Layout.databaseLogPrefix(scope: address.scope, owner: address.owner)
         if let previous = try txn.value(forKey: last, in: databaseChangeTable) {

@@ -2,11 +2,12 @@
 import FogStorage
 import Foundation
 
-/// The storage engine of one container: the environment, its tables, the
+/// The storage engine of one container: the store, its tables, the
 /// name cache and the assets folder. `Container` and `Database` are thin
-/// shells over it.
-final class Engine: Sendable {
-    let environment: Environment
+/// shells over it. Generic over the store's backend; `StoreEngine` names the one
+/// FogKit uses.
+final class Engine<Store: KeyValueStore>: Sendable {
+    let store: Store
     let directory: URL
     let assetDirectory: URL
     let names = NameCache()
@@ -39,47 +40,47 @@ final class Engine: Sendable {
         self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
         self.durability = durability
         // An existing file must already be a FogKit store: opening it creates nothing.
-        let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
-        let environment: Environment
+        let existed = Store.storeExists(at: directory)
+        let store: Store
         do {
-            environment = try Environment.open(
-                directory: directory,
+            store = try Store.open(
+                at: directory,
                 configuration: Layout.configuration(durability: durability.storage, createsMissingTables: !existed))
-        } catch LMDBError.notFound {
-            throw FogError(.incompatibleVersion, message: "\(directory.path) holds an LMDB file that is not a FogKit store")
+        } catch StorageError.notFound {
+            throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
         } catch {
             throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
         }
-        self.environment = environment
-        meta = environment.table(named: Layout.meta)
-        zones = environment.table(named: Layout.zones)
-        zoneIDs = environment.table(named: Layout.zoneIDs)
-        recordNames = environment.table(named: Layout.names)
-        records = environment.table(named: Layout.records)
-        schema = environment.table(named: Layout.schema)
-        users = environment.table(named: Layout.users)
-        refs = environment.table(named: Layout.refs)
-        indexTable = environment.table(named: Layout.indexes)
-        changeTable = environment.table(named: Layout.changes)
-        databaseChangeTable = environment.table(named: Layout.databaseChanges)
+        self.store = store
+        meta = store.table(named: Layout.meta)
+        zones = store.table(named: Layout.zones)
+        zoneIDs = store.table(named: Layout.zoneIDs)
+        recordNames = store.table(named: Layout.names)
+        records = store.table(named: Layout.records)
+        schema = store.table(named: Layout.schema)
+        users = store.table(named: Layout.users)
+        refs = store.table(named: Layout.refs)
+        indexTable = store.table(named: Layout.indexes)
+        changeTable = store.table(named: Layout.changes)
+        databaseChangeTable = store.table(named: Layout.databaseChanges)
         do {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
-            let (incarnation, version) = try Self.initializeMeta(environment: environment, meta: meta, identifier: identifier, existed: existed)
+            let (incarnation, version) = try Self.initializeMeta(store: store, meta: meta, identifier: identifier, existed: existed)
             self.incarnation = incarnation
             if version < Layout.formatVersion {
                 try AccessPolicy.standard.check(.administer(.migrate), AccessRequest(caller: caller))
                 try migrate(from: version)
             }
-            try checkIndexTableOptions()
+            try checkIndexTableLayout()
         } catch {
-            environment.close()
+            store.close()
             throw FogError.wrapping(error)
         }
     }
 
     /// Writes the format version and incarnation of a new store, or checks them.
-    private static func initializeMeta(environment: Environment, meta: Table, identifier: String, existed: Bool) throws -> (incarnation: [UInt8], version: Int64) {
-        let existing = try environment.read { txn -> ([UInt8]?, [UInt8]?, [UInt8]?) in
+    private static func initializeMeta(store: Store, meta: Table, identifier: String, existed: Bool) throws -> (incarnation: [UInt8], version: Int64) {
+        let existing = try store.read { txn -> ([UInt8]?, [UInt8]?, [UInt8]?) in
             (
                 try txn.value(forKey: Layout.metaFormat, in: meta),
                 try txn.value(forKey: Layout.metaIncarnation, in: meta),
@@ -106,15 +107,15 @@ final class Engine: Sendable {
             // creating this store right now, or a crash came between creating the tables
             // and writing the format. Both leave every table empty; anything else is not
             // a FogKit store.
-            let empty = try environment.read { txn in
-                try Layout.allTables.allSatisfy { try txn.count(of: environment.table(named: $0)) == 0 || $0 == Layout.meta }
+            let empty = try store.read { txn in
+                try Layout.allTables.allSatisfy { try txn.count(of: store.table(named: $0)) == 0 || $0 == Layout.meta }
             }
             guard empty else {
                 throw FogError(.incompatibleVersion, message: "the store has no FogKit format version; it is not a FogKit store")
             }
         }
         let incarnation = newIncarnation()
-        let created = try environment.writeAndWait { txn in
+        let created = try store.writeAndWait { txn in
             if let existing = try txn.value(forKey: Layout.metaIncarnation, in: meta) { return existing }
             guard try txn.count(of: meta) == 0 else { throw FormatError(message: "store without format version") }
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
@@ -125,15 +126,15 @@ final class Engine: Sendable {
         return (created, Layout.formatVersion)
     }
 
-    func close() { environment.close() }
+    func close() { store.close() }
 
     // MARK: - Transactions
 
     /// Runs `body` in a read snapshot with a name resolver.
-    func read<R>(_ body: (ReadTransaction, inout NameResolver) throws -> R) throws -> R {
+    func read<R>(_ body: (Store.ReadTransaction, inout NameResolver<Store>) throws -> R) throws -> R {
         try mapStorageErrors {
-            try environment.read { txn in
-                var names = NameResolver(cache: names, transaction: txn, schema: schema)
+            try store.read { txn in
+                var names = NameResolver<Store>(cache: names, transaction: txn, schema: schema)
                 return try body(txn, &names)
             }
         }
@@ -141,10 +142,10 @@ final class Engine: Sendable {
 
     /// Runs `body` in a write transaction; names it interns are published to the
     /// cache once the transaction commits.
-    func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction, inout NameWriter) throws -> R) async throws -> R {
+    func write<R: Sendable>(_ body: @escaping @Sendable (Store.WriteTransaction, inout NameWriter<Store>) throws -> R) async throws -> R {
         let box = PublishBox()
         let result: R = try await mapStorageErrors {
-            try await environment.write { [self] txn in
+            try await store.write { [self] txn in
                 var writer = NameWriter(engine: self, transaction: txn)
                 let value = try body(txn, &writer)
                 box.set(writer.created, writer.createdFieldTypes)
@@ -157,24 +158,24 @@ final class Engine: Sendable {
 
     /// The blocking form of ``write(_:)``, for set-up work outside async contexts. With
     /// `alone`, the transaction is not grouped with other writes (as
-    /// `WriteTransaction.recreate` needs).
-    func writeAndWait<R>(alone: Bool = false, _ body: @escaping (WriteTransaction, inout NameWriter) throws -> R) throws -> R {
+    /// `StorageWriteTransaction.replaceWithEmpty` needs).
+    func writeAndWait<R>(alone: Bool = false, _ body: @escaping (Store.WriteTransaction, inout NameWriter<Store>) throws -> R) throws -> R {
         let box = PublishBox()
-        let job = { [self] (txn: WriteTransaction) throws -> R in
+        let job = { [self] (txn: Store.WriteTransaction) throws -> R in
             var writer = NameWriter(engine: self, transaction: txn)
             let value = try body(txn, &writer)
             box.set(writer.created, writer.createdFieldTypes)
             return value
         }
         let result: R = try mapStorageErrors {
-            alone ? try environment.writeAloneAndWait(job) : try environment.writeAndWait(job)
+            alone ? try store.writeAloneAndWait(job) : try store.writeAndWait(job)
         }
         box.publish(to: names)
         return result
     }
 
     /// Takes the next value of a counter in `meta` (starting at 1).
-    func nextCounter(_ key: [UInt8], in txn: WriteTransaction) throws -> Int64 {
+    func nextCounter(_ key: [UInt8], in txn: Store.WriteTransaction) throws -> Int64 {
         let current = try txn.withValue(forKey: key, in: meta) { try readBigEndianKey($0) } ?? 0
         let next = current + 1
         try txn.put(bigEndianKey(next), forKey: key, in: meta)
@@ -182,7 +183,7 @@ final class Engine: Sendable {
     }
 
     /// The current value of the commit sequence.
-    func currentSequence(in txn: ReadTransaction) throws -> Int64 {
+    func currentSequence(in txn: Store.ReadTransaction) throws -> Int64 {
         try txn.withValue(forKey: Layout.metaSequence, in: meta) { try readBigEndianKey($0) } ?? 0
     }
 }
@@ -201,17 +202,17 @@ private final class PublishBox: @unchecked Sendable {
 }
 
 /// Interns names inside a write transaction.
-struct NameWriter {
-    var resolver: NameResolver
-    let transaction: WriteTransaction
-    let engine: Engine
+struct NameWriter<Store: KeyValueStore> {
+    var resolver: NameResolver<Store>
+    let transaction: Store.WriteTransaction
+    let engine: Engine<Store>
     private(set) var created: [(String, Int64)] = []
     private(set) var createdFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
 
-    init(engine: Engine, transaction: WriteTransaction) {
+    init(engine: Engine<Store>, transaction: Store.WriteTransaction) {
         self.engine = engine
         self.transaction = transaction
-        self.resolver = NameResolver(cache: engine.names, transaction: transaction, schema: engine.schema)
+        self.resolver = NameResolver(cache: engine.names, transaction: transaction.readView, schema: engine.schema)
     }
 
     /// The id of `name`, interning it when new.
@@ -255,9 +256,9 @@ extension FogError {
     static func wrapping(_ error: any Error) -> FogError {
         switch error {
         case let e as FogError: return e
-        case let e as LMDBError where e == .environmentClosed:
+        case let e as StorageError where e == .closed:
             return FogError(.internalError, message: "the container is closed", underlyingError: e)
-        case let e as LMDBError:
+        case let e as StorageError:
             return FogError(.internalError, message: "storage error: \(e)", underlyingError: e)
         case let e as FormatError:
             return FogError(.internalError, message: e.description, underlyingError: e)

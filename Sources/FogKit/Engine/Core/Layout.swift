@@ -1,6 +1,6 @@
 import FogStorage
 
-/// The on-disk layout: the tables of a container's environment and their keys.
+/// The on-disk layout: the tables of a container's store and their keys.
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
 enum Layout {
     /// The format version written in `meta`; a store with another version is refused.
@@ -23,14 +23,14 @@ enum Layout {
 
     static let allTables = [meta, zones, zoneIDs, names, records, schema, users, refs, indexes, changes, databaseChanges]
 
-    /// `indexes` holds a key's rows as sorted duplicates of 8 bytes each (from version 3).
-    static let indexTableOptions: Table.Options = [.sortedDuplicates, .fixedSizeDuplicates]
-    static let tableOptions: [String: Table.Options] = [indexes: indexTableOptions]
+    /// `indexes` holds a key's rows as a sorted set of 8-byte values (from version 3).
+    static let indexTableLayout: TableLayout = .multiValue(fixedSizeValues: true)
+    static let tableLayouts: [String: TableLayout] = [indexes: indexTableLayout]
 
-    /// The environment configuration of a store.
-    static func configuration(durability: Environment.Durability = .durable, createsMissingTables: Bool) -> Environment.Configuration {
-        Environment.Configuration(
-            tables: allTables, tableOptions: tableOptions, durability: durability, createsMissingTables: createsMissingTables)
+    /// The store configuration of a container.
+    static func configuration(durability: StorageDurability = .durable, createsMissingTables: Bool) -> StoreConfiguration {
+        StoreConfiguration(
+            tables: allTables, layouts: tableLayouts, durability: durability, createsMissingTables: createsMissingTables)
     }
 
     // MARK: meta keys

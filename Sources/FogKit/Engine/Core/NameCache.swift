@@ -51,13 +51,13 @@ final class NameCache: Sendable {
 
 /// Resolves names and ids for one transaction: the cache first, then the
 /// transaction's own view of the `schema` table.
-struct NameResolver {
+struct NameResolver<Store: KeyValueStore> {
     let cache: NameCache
-    let transaction: ReadTransaction
+    let transaction: Store.ReadTransaction
     let schema: Table
     var snapshot: NameCache.Snapshot
 
-    init(cache: NameCache, transaction: ReadTransaction, schema: Table) {
+    init(cache: NameCache, transaction: Store.ReadTransaction, schema: Table) {
         self.cache = cache
         self.transaction = transaction
         self.schema = schema
@@ -73,7 +73,7 @@ struct NameResolver {
         else { throw FormatError(message: "unknown name id \(id)") }
         // A write transaction may be reading its own uncommitted names: only
         // readers, whose snapshots are committed, fill the cache.
-        if !(transaction is WriteTransaction) {
+        if transaction.isReadOnly {
             cache.learn(name, id)
             snapshot = cache.snapshot
         }
@@ -85,7 +85,7 @@ struct NameResolver {
         if let id = snapshot.ids[name] { return id }
         guard let bytes = try transaction.value(forKey: Layout.nameToIDKey(name), in: schema) else { return nil }
         let id = try bytes.withUnsafeBytes { try readBigEndianKey($0) }
-        if !(transaction is WriteTransaction) {
+        if transaction.isReadOnly {
             cache.learn(name, id)
             snapshot = cache.snapshot
         }
@@ -102,7 +102,7 @@ struct NameResolver {
         guard bytes.count == 1, let t = FieldType(rawValue: bytes[0]) else {
             throw FormatError(message: "bad field type entry")
         }
-        if !(transaction is WriteTransaction) {
+        if transaction.isReadOnly {
             cache.learn(key, t)
             snapshot = cache.snapshot
         }

@@ -32,7 +32,7 @@ final class IndexCatalog: Sendable {
     private let cached = Mutex<Cached?>(nil)
 
     /// The indexes of every record type as `txn` sees them.
-    func indexes(engine: Engine, txn: ReadTransaction, names: inout NameResolver) throws -> [String: TypeIndexes] {
+    func indexes<Store>(engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> [String: TypeIndexes] {
         let version = try engine.schemaVersion(in: txn)
         if let hit = cached.withLock({ $0?.version == version ? $0?.types : nil }) { return hit }
         var types: [String: TypeIndexes] = [:]
@@ -50,12 +50,12 @@ final class IndexCatalog: Sendable {
             types[try names.name(type), default: .none].fields[try names.name(field)] = options
         }
         // Only committed snapshots fill the cache.
-        if !(txn is WriteTransaction) { cached.withLock { $0 = Cached(version: version, types: types) } }
+        if txn.isReadOnly { cached.withLock { $0 = Cached(version: version, types: types) } }
         return types
     }
 
     /// The indexes of one record type as `txn` sees them.
-    func indexes(of recordType: String, engine: Engine, txn: ReadTransaction, names: inout NameResolver) throws -> TypeIndexes {
+    func indexes<Store>(of recordType: String, engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> TypeIndexes {
         try indexes(engine: engine, txn: txn, names: &names)[recordType] ?? .none
     }
 }

@@ -2,14 +2,16 @@ import FogStorage
 
 extension Engine {
     /// The system fields that take indexes, and the options each allows.
-    static let indexableSystemFields: [String: IndexOptions] = [
+    static var indexableSystemFields: [String: IndexOptions] {
+        [
         Record.SystemFieldKey.recordID: .queryable,
         Record.SystemFieldKey.creationDate: [.queryable, .sortable],
         Record.SystemFieldKey.modificationDate: [.queryable, .sortable],
         Record.SystemFieldKey.creatorUserRecordID: .queryable,
         Record.SystemFieldKey.lastModifiedUserRecordID: .queryable,
         Record.SystemFieldKey.parent: .queryable,
-    ]
+        ]
+    }
 
     /// Sets the index options of fields of a record type, building or deleting their
     /// entries for the records already stored, in one transaction.
@@ -36,7 +38,7 @@ extension Engine {
         }
         try await write { [self] txn, names in
             let typeID = try names.intern(recordType)
-            let old = try indexCatalog.indexes(of: recordType, engine: self, txn: txn, names: &names.resolver)
+            let old = try indexCatalog.indexes(of: recordType, engine: self, txn: txn.readView, names: &names.resolver)
             var new = old
             for field in changes.keys.sorted() {
                 let options = changes[field]!
@@ -57,7 +59,7 @@ extension Engine {
             // Rebuild the entries of the records already stored, in row order.
             var found: [(row: Int64, record: StoredRecord)] = []
             var resolver = names.resolver
-            try scanRecords(zone: nil, type: typeID, txn: txn) { row, value in
+            try scanRecords(zone: nil, type: typeID, txn: txn.readView) { row, value in
                 found.append((row, try RecordCodec.decode(value, names: &resolver)))
                 return true
             }

@@ -20,7 +20,7 @@ extension StoredRecord {
 }
 
 /// The index entries of one record: what the `indexes` table holds for it. Each entry is a
-/// key under which the record's row id is stored (as one of the key's sorted duplicates,
+/// key under which the record's row id is stored (as one of the key's sorted set of values,
 /// `bigEndianKey(row)`), so the keys do not depend on the row.
 enum IndexEntries {
     /// Every index key of `record` (in `zone`) under `indexes`, each once.
@@ -127,10 +127,10 @@ extension Engine {
     /// Brings the index entries of a record from `old` to `new` (either may be absent):
     /// deletes the entries only `old` has and adds the ones only `new` has.
     func updateIndexEntries(
-        old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, txn: WriteTransaction, names: inout NameResolver
+        old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, txn: Store.WriteTransaction, names: inout NameResolver<Store>
     ) throws {
         guard let recordType = new?.recordType ?? old?.recordType, let type = try names.id(recordType) else { return }
-        let indexes = try indexCatalog.indexes(of: recordType, engine: self, txn: txn, names: &names)
+        let indexes = try indexCatalog.indexes(of: recordType, engine: self, txn: txn.readView, names: &names)
         try updateIndexEntries(old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names)
     }
 
@@ -140,7 +140,7 @@ extension Engine {
     /// it is added to (as a new record's is).
     func updateIndexEntries(
         old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64, type: Int64, oldIndexes: TypeIndexes,
-        newIndexes: TypeIndexes, ascendingRows: Bool = false, txn: WriteTransaction, names: inout NameResolver
+        newIndexes: TypeIndexes, ascendingRows: Bool = false, txn: Store.WriteTransaction, names: inout NameResolver<Store>
     ) throws {
         if let old, let new, oldIndexes == newIndexes {
             // An update under unchanged indexes: only the fields whose value changed.
@@ -173,17 +173,17 @@ extension Engine {
     /// A new record's row (`isNew`) is greater than every row stored, since row ids only grow,
     /// so it is appended to its keys' values: the pages of a key that many records share then
     /// fill up instead of being split in half.
-    private func replace(_ before: [[UInt8]], with after: [[UInt8]], row: Int64, isNew: Bool = false, txn: WriteTransaction) throws {
+    private func replace(_ before: [[UInt8]], with after: [[UInt8]], row: Int64, isNew: Bool = false, txn: Store.WriteTransaction) throws {
         let value = bigEndianKey(row)
-        for key in before where !after.contains(key) { try txn.delete(duplicate: value, forKey: key, in: indexTable) }
+        for key in before where !after.contains(key) { try txn.removeValue(value, forKey: key, in: indexTable) }
         for key in after where !before.contains(key) {
-            try txn.insert(duplicate: value, forKey: key, in: indexTable, appending: isNew)
+            try txn.addValue(value, forKey: key, in: indexTable, appending: isNew)
         }
     }
 
     /// The number of index definition changes so far (0 before any): the version the
     /// ``IndexCatalog`` cache is keyed by.
-    func schemaVersion(in txn: ReadTransaction) throws -> Int64 {
+    func schemaVersion(in txn: Store.ReadTransaction) throws -> Int64 {
         try txn.withValue(forKey: Layout.metaSchemaVersion, in: meta) { try readBigEndianKey($0) } ?? 0
     }
 }

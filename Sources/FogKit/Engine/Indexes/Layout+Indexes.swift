@@ -12,7 +12,7 @@ import Foundation
 /// | a location cell | (zone, type, field, 1, latitude cell, longitude cell) |
 /// | a text token of a searchable field | (zone, type, -1, token) |
 ///
-/// The table has sorted, fixed-size duplicates (``Layout/indexTableOptions``): the values of a
+/// The table is multi-value with fixed-size values (``Layout/indexTableLayout``): the values of a
 /// key are the row ids of its records, 8 bytes big-endian each (`bigEndianKey(row)`), so an
 /// entry is a (key, row) pair, a key shared by many records is stored once, and a key's rows
 /// read in row order. `Docs/OnDiskFormat.md` describes the table; change both together.

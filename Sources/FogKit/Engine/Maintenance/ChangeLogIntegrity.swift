@@ -6,7 +6,7 @@ extension Engine {
     /// is of a record that is gone and has its name and age entries; every zone has its
     /// database log entry, and logged zones that still exist are logged as changed.
     func checkChangeLogs(
-        live: [Int64: (zone: Int64, sequence: Int64)], zones: Set<Int64>, txn: ReadTransaction, report: inout IntegrityReport
+        live: [Int64: (zone: Int64, sequence: Int64)], zones: Set<Int64>, txn: Store.ReadTransaction, report: inout IntegrityReport
     ) throws {
         func problem(_ text: String) { report.problems.append(text) }
         var logged: Set<Int64> = []

@@ -122,10 +122,10 @@ extension Engine {
             }
 
             // Query indexes: exactly the entries the records and the declared indexes call for,
-            // each a row under a key, in a table of sorted 8-byte duplicates.
-            let indexOptions = try txn.options(of: indexTable)
-            if indexOptions != Layout.indexTableOptions {
-                problem("the indexes table has the options \(indexOptions), not \(Layout.indexTableOptions)")
+            // each a row under a key, in a table whose keys hold sorted sets of 8-byte values.
+            let indexLayout = try txn.layout(of: indexTable)
+            if indexLayout != Layout.indexTableLayout {
+                problem("the indexes table has the layout \(indexLayout), not \(Layout.indexTableLayout)")
             }
             var indexEntriesSeen = 0
             try txn.scan(indexTable) { key, value in

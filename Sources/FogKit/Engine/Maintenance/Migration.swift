@@ -4,16 +4,16 @@ import Foundation
 extension Engine {
     /// Brings a store of an older format version up to ``Layout/formatVersion``, in one
     /// write transaction, so that a crash leaves either the old or the new version. The
-    /// transaction runs alone (not grouped with other writes), because it may recreate
+    /// transaction runs alone (not grouped with other writes), because it may replace
     /// the `indexes` table.
     ///
     /// Version 1 → 2: the `changes` log gains an entry per record, at its last change, and
     /// `dbchanges` one per zone, at its creation (version 1 kept both empty).
     ///
     /// Version 2 → 3: `indexes` keys lose their trailing row id, which becomes the value, as
-    /// one of the key's sorted duplicates: the table is recreated with
-    /// ``Layout/indexTableOptions`` (LMDB keeps the options a table was created with, so the
-    /// old table must be dropped) and refilled from the records. Version 1 had no index
+    /// one of the key's sorted set of values: the table is replaced with an empty one of
+    /// ``Layout/indexTableLayout`` (a store keeps the layout a table was created with, so the
+    /// old table must be replaced) and refilled from the records. Version 1 had no index
     /// definitions, so its `indexes` is empty, but it is recreated the same way.
     func migrate(from version: Int64) throws {
         try writeAndWait(alone: true) { [self] txn, names in
@@ -26,7 +26,7 @@ extension Engine {
     }
 
     /// Version 1 → 2: a log entry per record and an event per zone.
-    private func backfillChangeLogs(txn: WriteTransaction, names: inout NameWriter) throws {
+    private func backfillChangeLogs(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
         var rows: [(row: Int64, record: StoredRecord)] = []
         var resolver = names.resolver
         try txn.scan(records) { key, value in
@@ -49,19 +49,19 @@ extension Engine {
         names.resolver = resolver
     }
 
-    /// Version 2 → 3: `indexes` emptied with the options of version 3 and filled again with
+    /// Version 2 → 3: `indexes` emptied with the layout of version 3 and filled again with
     /// every entry the records and the index definitions call for.
     ///
     /// The entries are grouped by key and appended in key order, each key's rows in row
     /// order (records are read in row order), which fills the table's pages.
-    func rebuildIndexTable(txn: WriteTransaction, names: inout NameWriter) throws {
-        if try txn.options(of: indexTable) != Layout.indexTableOptions {
-            try txn.recreate(indexTable)
+    func rebuildIndexTable(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
+        if try txn.layout(of: indexTable) != Layout.indexTableLayout {
+            try txn.replaceWithEmpty(indexTable)
         } else {
             try txn.clear(indexTable)
         }
         var resolver = names.resolver
-        let catalog = try indexCatalog.indexes(engine: self, txn: txn, names: &resolver)
+        let catalog = try indexCatalog.indexes(engine: self, txn: txn.readView, names: &resolver)
         var rowsByKey: [[UInt8]: [Int64]] = [:]
         if !catalog.isEmpty {
             try txn.scan(records) { key, value in
@@ -75,20 +75,20 @@ extension Engine {
             }
         }
         for key in rowsByKey.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            for row in rowsByKey[key]! { try txn.append(duplicate: bigEndianKey(row), forKey: key, in: indexTable) }
+            for row in rowsByKey[key]! { try txn.appendValue(bigEndianKey(row), forKey: key, in: indexTable) }
         }
         names.resolver = resolver
     }
 
-    /// Throws unless `indexes` has the options of the current format. It has them once the
+    /// Throws unless `indexes` has the layout of the current format. It has it once the
     /// store is migrated, unless another process migrated it while this one was opening it:
-    /// LMDB then keeps this process's handle with the options read before the migration.
-    func checkIndexTableOptions() throws {
-        let options = try environment.read { txn in try txn.options(of: indexTable) }
-        guard options == Layout.indexTableOptions else {
+    /// a store may then keep this process's view of the layout from before the migration.
+    func checkIndexTableLayout() throws {
+        let layout = try store.read { txn in try txn.layout(of: indexTable) }
+        guard layout == Layout.indexTableLayout else {
             throw FogError(
                 .internalError,
-                message: "the indexes table of the store has the options \(options), not \(Layout.indexTableOptions); "
+                message: "the indexes table of the store has the layout \(layout), not \(Layout.indexTableLayout); "
                     + "if another process migrated the store while this one opened it, open it again")
         }
     }
@@ -97,16 +97,16 @@ extension Engine {
 extension Engine {
     /// Copies the store to `destination` and gives the copy a new incarnation.
     func backup(to destination: URL) throws {
-        if FileManager.default.fileExists(atPath: destination.appendingPathComponent("data.mdb").path) {
+        if Store.storeExists(at: destination) {
             throw FogError(.invalidArguments, message: "\(destination.path) already holds a store")
         }
-        try environment.copy(to: destination)
+        try store.backup(to: destination)
         let assets = destination.appendingPathComponent("assets", isDirectory: true)
         try FileManager.default.createDirectory(at: assets, withIntermediateDirectories: true)
         for name in try FileManager.default.contentsOfDirectory(atPath: assetDirectory.path) {
             try FileManager.default.copyItem(at: assetDirectory.appendingPathComponent(name), to: assets.appendingPathComponent(name))
         }
-        let copy = try Environment.open(directory: destination, configuration: Layout.configuration(createsMissingTables: false))
+        let copy = try Store.open(at: destination, configuration: Layout.configuration(createsMissingTables: false))
         defer { copy.close() }
         let incarnation = Self.newIncarnation()
         let meta = copy.table(named: Layout.meta)

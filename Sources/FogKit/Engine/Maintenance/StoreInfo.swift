@@ -5,24 +5,23 @@ extension Engine {
     /// Reads the container identifier stored in `directory`, or `nil` when the
     /// directory holds no store.
     static func storedIdentifier(at directory: URL) throws -> String? {
-        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else { return nil }
-        let environment: Environment
+        guard Store.storeExists(at: directory) else { return nil }
+        let store: Store
         do {
-            environment = try Environment.open(
-                directory: directory, configuration: Layout.configuration(createsMissingTables: false))
-        } catch LMDBError.notFound {
-            throw FogError(.incompatibleVersion, message: "\(directory.path) holds an LMDB file that is not a FogKit store")
+            store = try Store.open(at: directory, configuration: Layout.configuration(createsMissingTables: false))
+        } catch StorageError.notFound {
+            throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
         }
-        defer { environment.close() }
-        let meta = environment.table(named: Layout.meta)
-        return try environment.read { txn in
+        defer { store.close() }
+        let meta = store.table(named: Layout.meta)
+        return try store.read { txn in
             try txn.value(forKey: Layout.metaIdentifier, in: meta).map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
     /// A description of the whole store.
     func describe() throws -> StoreInfo {
-        let stats = try environment.statistics()
+        let stats = try store.storeStatistics()
         return try read { txn, _ in
             var zonesFound: [StoreInfo.Zone] = []
             var ownersByUser: [String: String] = [:]
@@ -55,7 +54,7 @@ extension Engine {
             return StoreInfo(
                 containerIdentifier: identifier, directory: directory, formatVersion: Int(Layout.formatVersion),
                 incarnation: incarnation.map { String(format: "%02x", $0) }.joined(), commitSequence: try currentSequence(in: txn),
-                fileSize: stats.fileSize, mapSize: stats.mapSize, commits: stats.commits, writeRequests: stats.writeRequests,
+                fileSize: stats.bytesUsed, mapSize: stats.bytesReserved, commits: stats.commits, writeRequests: stats.writeRequests,
                 userCount: try txn.count(of: users),
                 recordCount: try txn.count(of: records), zones: zonesFound)
         }
@@ -111,6 +110,6 @@ extension Container {
     /// The identifier of the container stored in `directory`, or `nil` when the
     /// directory holds no store.
     public static func storedIdentifier(at directory: URL) throws -> String? {
-        try fogTry { try Engine.storedIdentifier(at: directory) }
+        try fogTry { try StoreEngine.storedIdentifier(at: directory) }
     }
 }

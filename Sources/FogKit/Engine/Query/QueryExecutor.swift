@@ -101,7 +101,7 @@ extension Engine {
     }
 
     /// The stored zone a query runs in: `nil` for a default zone nobody wrote to.
-    private func existingZone(_ zoneID: RecordZone.ID, context: DatabaseContext, txn: ReadTransaction) throws -> ZoneInfo? {
+    private func existingZone(_ zoneID: RecordZone.ID, context: DatabaseContext, txn: Store.ReadTransaction) throws -> ZoneInfo? {
         let address = try address(of: zoneID, in: context)
         let zone = try zoneInfo(at: address, in: txn)
         if zone == nil, !address.isDefault {
@@ -111,7 +111,7 @@ extension Engine {
     }
 
     /// Whether the schema knows a record type: a field of it was saved or an index declared.
-    private func recordTypeIsKnown(_ typeID: Int64, indexes: TypeIndexes, txn: ReadTransaction) throws -> Bool {
+    private func recordTypeIsKnown(_ typeID: Int64, indexes: TypeIndexes, txn: Store.ReadTransaction) throws -> Bool {
         if !indexes.fields.isEmpty { return true }
         var w = KeyWriter(capacity: 12)
         w.append("f")
@@ -144,13 +144,13 @@ struct QueryMatch {
 /// Candidates are tested on ``RecordView``s, in place: a candidate that does not match, or
 /// that an in-memory sort drops, costs no allocation beyond its order key. Only the
 /// records returned are copied out (``EncodedFields``).
-struct QueryRun {
-    let engine: Engine
+struct QueryRun<Store: KeyValueStore> {
+    let engine: Engine<Store>
     let prepared: PreparedQuery
     let zone: Int64
     let type: Int64
-    let txn: ReadTransaction
-    var names: NameResolver
+    let txn: Store.ReadTransaction
+    var names: NameResolver<Store>
     /// The names and desired keys of the returned records, and their bytes' memory.
     private let table: FieldNameTable
     private var arena: FieldArenaWriter
@@ -164,8 +164,8 @@ struct QueryRun {
     private let candidates: CandidateCheck
 
     init(
-        engine: Engine, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
-        txn: ReadTransaction, names: NameResolver, limit: Int, candidates: CandidateCheck
+        engine: Engine<Store>, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
+        txn: Store.ReadTransaction, names: NameResolver<Store>, limit: Int, candidates: CandidateCheck
     ) throws {
         self.engine = engine
         self.candidates = candidates

@@ -50,8 +50,8 @@ extension Engine {
     /// - Parameter fixedOrder: The order a cursor recorded; `nil` on a first batch, where
     ///   a query without sort descriptors lets the planner choose.
     func prepare(
-        _ query: Query, fixedOrder: [Query.SortDescriptor]?, zone: Int64?, desiredKeys: [String]?, now: Date, txn: ReadTransaction,
-        names: inout NameResolver
+        _ query: Query, fixedOrder: [Query.SortDescriptor]?, zone: Int64?, desiredKeys: [String]?, now: Date, txn: Store.ReadTransaction,
+        names: inout NameResolver<Store>
     ) throws -> PreparedQuery {
         try Validation.recordType(query.recordType)
         let requested = fixedOrder ?? (query.sortDescriptors ?? [])
@@ -116,7 +116,7 @@ extension Engine {
     /// The cheapest access path the declared indexes allow for the predicate's conditions.
     private func chooseAccess(
         _ node: PredicateNode, typeID: Int64, zone: Int64, indexes: TypeIndexes, evaluator: PredicateEvaluator,
-        txn: ReadTransaction, names: inout NameResolver
+        txn: Store.ReadTransaction, names: inout NameResolver<Store>
     ) throws -> AccessPath {
         let conditions: [PredicateNode]
         if case .and(let nodes) = node { conditions = nodes } else { conditions = [node] }

@@ -26,7 +26,7 @@ final class FieldNameTable: @unchecked Sendable {
 
     /// Makes sure the name of `id` is known; `expected` sizes the table on first use.
     @inline(__always)
-    func register(_ id: Int64, expected: Int, names resolver: inout NameResolver) throws {
+    func register<Store>(_ id: Int64, expected: Int, names resolver: inout NameResolver<Store>) throws {
         if entries.count > 16 {
             if byID[id] != nil { return }
         } else {
@@ -153,7 +153,7 @@ struct EncodedFields: @unchecked Sendable {
     /// Copies the fields of `view` that the table's selection keeps into `arena` (all of the
     /// record's field bytes, or with desired keys a table and payloads of just those fields),
     /// registering their names.
-    init(_ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver) throws {
+    init<Store>(_ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>) throws {
         self.table = table
         let selection = table.selection
         // The selected fields: their count, the size of their table entries and payloads.

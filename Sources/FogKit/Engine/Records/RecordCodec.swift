@@ -14,7 +14,7 @@ struct FieldSelection {
     init(ids: [Int64]?) { self.ids = ids }
 
     /// The selection of `keys` (`nil` for all); names never interned select nothing.
-    init(_ keys: Set<String>?, names: inout NameResolver) throws {
+    init<Store>(_ keys: Set<String>?, names: inout NameResolver<Store>) throws {
         guard let keys else {
             ids = nil
             return
@@ -53,7 +53,7 @@ enum RecordCodec {
 
     /// Encodes `record`, interning its names through `names`. (The size limit is
     /// checked before, with ``countedSize(of:)``.)
-    static func encode(_ record: StoredRecord, names: inout NameWriter) throws -> [UInt8] {
+    static func encode<Store>(_ record: StoredRecord, names: inout NameWriter<Store>) throws -> [UInt8] {
         try encode(record) { try names.intern($0) }
     }
 
@@ -135,14 +135,14 @@ enum RecordCodec {
 
     /// Decodes a stored record. With `desiredKeys`, only those fields are decoded
     /// (an empty set decodes none).
-    static func decode(
-        _ buffer: UnsafeRawBufferPointer, names: inout NameResolver, desiredKeys: Set<String>? = nil
+    static func decode<Store>(
+        _ buffer: UnsafeRawBufferPointer, names: inout NameResolver<Store>, desiredKeys: Set<String>? = nil
     ) throws -> StoredRecord {
         try decode(buffer, names: &names, fields: FieldSelection(desiredKeys, names: &names))
     }
 
     /// Decodes a stored record, with only the fields `fields` selects.
-    static func decode(_ buffer: UnsafeRawBufferPointer, names: inout NameResolver, fields: FieldSelection) throws -> StoredRecord {
+    static func decode<Store>(_ buffer: UnsafeRawBufferPointer, names: inout NameResolver<Store>, fields: FieldSelection) throws -> StoredRecord {
         var r = ByteReader(buffer)
         let v = try r.u8()
         guard v == version else { throw FormatError(message: "record format version \(v)") }

@@ -9,7 +9,7 @@ extension Engine {
     /// This is how whole-type queries and index rebuilds find a type's records: the table
     /// is read in key order, with no index entry per record to keep up.
     func scanRecords(
-        zone: Int64?, type: Int64, after afterRow: Int64? = nil, txn: ReadTransaction,
+        zone: Int64?, type: Int64, after afterRow: Int64? = nil, txn: Store.ReadTransaction,
         _ body: (Int64, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         var range = ScanRange.all
@@ -24,7 +24,7 @@ extension Engine {
     /// Calls `body` with the encoded record at `row` (valid during the call); `nil` when
     /// there is none. The key is built on the stack.
     @inline(__always)
-    func withRecord<R>(_ row: Int64, in txn: ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    func withRecord<R>(_ row: Int64, in txn: Store.ReadTransaction, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withUnsafeBytes(of: row.bigEndian) { try txn.withValue(forKey: $0, in: records, body) }
     }
 }

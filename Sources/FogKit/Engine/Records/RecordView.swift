@@ -150,8 +150,8 @@ extension RecordView {
     /// The record as a client sees it: IDs in the table's zone, the fields the table's
     /// selection keeps, still encoded (copied into `arena`). `id` is the record's ID when
     /// the caller has it (a fetch by ID), so that the name need not be decoded again.
-    func makeRecord(
-        id: Record.ID?, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver
+    func makeRecord<Store>(
+        id: Record.ID?, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>
     ) throws -> Record {
         // Only checked payloads may be handed out: decoding them later cannot fail.
         precondition(checked.covers(table.selection), "RecordView.makeRecord: the returned fields were not checked")

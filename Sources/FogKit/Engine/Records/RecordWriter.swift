@@ -123,7 +123,7 @@ extension Engine {
     }
 
     /// Applies a prepared request inside a write transaction.
-    func run(_ request: ModifyRequest, txn: WriteTransaction, names: inout NameWriter) throws -> ModifyOutcome {
+    func run(_ request: ModifyRequest, txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws -> ModifyOutcome {
         var run = ModifyRun(
             engine: self, txn: txn, names: names, context: request.context, user: request.user, policy: request.policy,
             now: request.now, sequence: try nextCounter(Layout.metaSequence, in: txn),
@@ -202,10 +202,10 @@ extension Engine {
 }
 
 /// One modify request inside its write transaction.
-struct ModifyRun {
-    let engine: Engine
-    let txn: WriteTransaction
-    var names: NameWriter
+struct ModifyRun<Store: KeyValueStore> {
+    let engine: Engine<Store>
+    let txn: Store.WriteTransaction
+    var names: NameWriter<Store>
     /// The index definitions of the record types this request wrote, read once.
     var indexDefinitions: [String: TypeIndexes] = [:]
     let context: DatabaseContext
@@ -485,7 +485,7 @@ struct ModifyRun {
         if existing == nil || client.parentChanged {
             parent = client.parent?.recordID.recordName
             if let parent, !savedNames.contains(parent) {
-                guard try fogTry({ try engine.rowID(zone: zone.id, name: parent, in: txn) }) != nil else {
+                guard try fogTry({ try engine.rowID(zone: zone.id, name: parent, in: txn.readView) }) != nil else {
                     throw FogError(.referenceViolation, message: "the parent of \(name), \(parent), does not exist")
                 }
             }
@@ -497,7 +497,7 @@ struct ModifyRun {
         let oldTargets = existing.map { deleteSelfTargets($0.record.values) } ?? []
         let addedTargets = deleteSelfTargets(values).subtracting(oldTargets)
         for target in addedTargets {
-            let stored = try fogTry { try engine.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn) }
+            let stored = try fogTry { try engine.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn.readView) }
             let count = stored + (pending.deleteSelfReferences[target] ?? 0)
             guard count < Validation.maximumDeleteSelfReferences else {
                 throw FogError(.limitExceeded, message: "record \(target) already has \(count) deleteSelf references; the limit is \(Validation.maximumDeleteSelfReferences)")
@@ -551,7 +551,7 @@ struct ModifyRun {
     }
 
     private func load(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
-        guard let row = try engine.rowID(zone: zone, name: name, in: txn) else { return nil }
+        guard let row = try engine.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
         var resolver = names.resolver
         guard let record = try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { try RecordCodec.decode($0, names: &resolver) }) else {
             throw FormatError(message: "record \(name) names row \(row), which is missing")
@@ -583,7 +583,7 @@ struct ModifyRun {
                 creator: p.existing?.record.creator ?? user, modifier: user, changeSequence: sequence)
             let bytes = try RecordCodec.encode(stored, names: &names)
             // A new row id is above every other, so the record appends to the table's last
-            // page, which LMDB then fills completely instead of splitting it in half.
+            // page, which a B-tree store (LMDB) then fills instead of splitting it in half.
             try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: engine.records, append: p.existing == nil) {
                 $0.copyBytes(from: bytes)
             }
@@ -614,7 +614,7 @@ struct ModifyRun {
         if let known = indexDefinitions[recordType] {
             indexes = known
         } else {
-            indexes = try engine.indexCatalog.indexes(of: recordType, engine: engine, txn: txn, names: &names.resolver)
+            indexes = try engine.indexCatalog.indexes(of: recordType, engine: engine, txn: txn.readView, names: &names.resolver)
             indexDefinitions[recordType] = indexes
         }
         try engine.updateIndexEntries(
@@ -656,7 +656,7 @@ struct ModifyRun {
     }
 
     private func deleteSelfTargets(_ values: [String: FieldValue]) -> Set<String> {
-        Engine.deleteSelfTargets(of: values)
+        Engine<Store>.deleteSelfTargets(of: values)
     }
 }
 
@@ -679,12 +679,12 @@ extension Engine {
 extension Engine {
     /// The row id of a record, or `nil` when absent.
     @inline(__always)
-    func rowID(zone: Int64, name: String, in txn: ReadTransaction) throws -> Int64? {
+    func rowID(zone: Int64, name: String, in txn: Store.ReadTransaction) throws -> Int64? {
         try txn.withValue(forKey: Layout.nameKey(zone: zone, recordName: name), in: recordNames) { try readBigEndianKey($0) }
     }
 
     /// How many records reference `target` with `deleteSelf`, counting up to `limit`.
-    func countRefs(zone: Int64, target: String, limit: Int, in txn: ReadTransaction) throws -> Int {
+    func countRefs(zone: Int64, target: String, limit: Int, in txn: Store.ReadTransaction) throws -> Int {
         var count = 0
         try txn.scan(refs, range: .prefix(Layout.refPrefix(zone: zone, target: target))) { _, _ in
             count += 1

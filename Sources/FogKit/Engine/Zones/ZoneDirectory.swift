@@ -71,13 +71,13 @@ extension Engine {
 
     /// The stored zone at `address`, or `nil` when it does not exist (a default
     /// zone nobody has written to yet has no stored entry).
-    func zoneInfo(at address: ZoneAddress, in txn: ReadTransaction) throws -> ZoneInfo? {
+    func zoneInfo(at address: ZoneAddress, in txn: Store.ReadTransaction) throws -> ZoneInfo? {
         try txn.withValue(forKey: address.key, in: zones) { try ZoneInfo.decode($0) }
     }
 
     /// The stored zone at `address`, creating it with `capabilities` when missing.
-    func createZone(at address: ZoneAddress, capabilities: RecordZone.Capabilities, sequence: Int64, in txn: WriteTransaction) throws -> ZoneInfo {
-        if let existing = try zoneInfo(at: address, in: txn) { return existing }
+    func createZone(at address: ZoneAddress, capabilities: RecordZone.Capabilities, sequence: Int64, in txn: Store.WriteTransaction) throws -> ZoneInfo {
+        if let existing = try zoneInfo(at: address, in: txn.readView) { return existing }
         let info = ZoneInfo(id: try nextCounter(Layout.metaNextZoneID, in: txn), capabilities: capabilities, createdSequence: sequence)
         try txn.put(info.encoded(), forKey: address.key, in: zones)
         try txn.put(address.key, forKey: bigEndianKey(info.id), in: zoneIDs)
@@ -85,9 +85,9 @@ extension Engine {
     }
 
     /// The zone for writing records: default zones come into being on first use.
-    func zoneForWriting(_ zoneID: RecordZone.ID, in context: DatabaseContext, sequence: Int64, txn: WriteTransaction) throws -> ZoneInfo {
+    func zoneForWriting(_ zoneID: RecordZone.ID, in context: DatabaseContext, sequence: Int64, txn: Store.WriteTransaction) throws -> ZoneInfo {
         let address = try address(of: zoneID, in: context)
-        if let info = try zoneInfo(at: address, in: txn) { return info }
+        if let info = try zoneInfo(at: address, in: txn.readView) { return info }
         guard address.isDefault else {
             throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist; save the zone first")
         }
@@ -131,7 +131,7 @@ extension Engine {
     }
 
     private func runZones(
-        saving saveIDs: [RecordZone.ID], deleting deleteIDs: [RecordZone.ID], purging: Bool, context: DatabaseContext, txn: WriteTransaction
+        saving saveIDs: [RecordZone.ID], deleting deleteIDs: [RecordZone.ID], purging: Bool, context: DatabaseContext, txn: Store.WriteTransaction
     ) throws -> ZoneOutcome {
         let sequence = try nextCounter(Layout.metaSequence, in: txn)
         var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
@@ -156,7 +156,7 @@ extension Engine {
                     throw FogError(.invalidArguments, message: "the default zone cannot be deleted")
                 }
                 try fogTry {
-                    guard let info = try zoneInfo(at: address, in: txn) else {
+                    guard let info = try zoneInfo(at: address, in: txn.readView) else {
                         throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
                     }
                     try deleteZoneContents(info, in: txn)
@@ -170,7 +170,7 @@ extension Engine {
     }
 
     /// Removes every record of a zone.
-    func deleteZoneContents(_ info: ZoneInfo, in txn: WriteTransaction) throws {
+    func deleteZoneContents(_ info: ZoneInfo, in txn: Store.WriteTransaction) throws {
         let prefix = Layout.namePrefix(zone: info.id)
         var rows: [Int64] = []
         try txn.scan(recordNames, range: .prefix(prefix)) { _, value in

@@ -1,5 +1,6 @@
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Synchronization
 import Testing
 
@@ -9,14 +10,14 @@ import Testing
 
     /// Rewrites every key to `generation` and the sum key to their sum, in one
     /// transaction.
-    static func writeGeneration(_ generation: UInt64, _ txn: WriteTransaction, _ table: Table) throws {
+    static func writeGeneration(_ generation: UInt64, _ txn: LMDBWriteTransaction, _ table: Table) throws {
         for i in 0..<keyCount { try txn.put(encode(generation), forKey: key(i), in: table) }
         try txn.put(encode(generation * UInt64(keyCount)), forKey: sumKey, in: table)
     }
 
     /// Reads every key in one snapshot and checks that they agree; returns the
     /// generation seen.
-    static func readGeneration(_ environment: Environment, _ table: Table, useScan: Bool) throws -> Result<UInt64, Inconsistency> {
+    static func readGeneration(_ environment: LMDBStore, _ table: Table, useScan: Bool) throws -> Result<UInt64, Inconsistency> {
         try environment.read { txn throws in
             var values: [UInt64] = []
             if useScan {

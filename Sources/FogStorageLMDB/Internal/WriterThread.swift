@@ -1,3 +1,4 @@
+import FogStorage
 import Foundation
 import Synchronization
 internal import CLMDB
@@ -22,7 +23,7 @@ final class WriterThread: @unchecked Sendable {
     private let completions = DispatchQueue(label: "FogStorage.writer.completions")
     private let completionKey = DispatchSpecificKey<Bool>()
     private let started = DispatchSemaphore(value: 0)
-    unowned(unsafe) var environment: Environment!
+    unowned(unsafe) var environment: LMDBStore!
     private(set) var threadID: pthread_t?
 
     /// Commits performed, and requests committed, for statistics.
@@ -54,11 +55,11 @@ final class WriterThread: @unchecked Sendable {
         return pthread_equal(threadID, pthread_self()) != 0
     }
 
-    func enqueue(_ job: WriteJob) throws(LMDBError) {
+    func enqueue(_ job: WriteJob) throws(StorageError) {
         condition.lock()
         if stopping {
             condition.unlock()
-            throw .environmentClosed
+            throw .closed
         }
         queue.append(job)
         condition.signal()
@@ -118,7 +119,7 @@ final class WriterThread: @unchecked Sendable {
                 env.adoptMapSize()
                 continue
             }
-            if rc != 0 { return Array(repeating: .failure(LMDBError(rawValue: rc)), count: jobs.count) }
+            if rc != 0 { return Array(repeating: .failure(LMDBError(rawValue: rc).storageError), count: jobs.count) }
             var results: [Result<Void, any Error>] = []
             results.reserveCapacity(jobs.count)
             var mapFull = false
@@ -126,7 +127,7 @@ final class WriterThread: @unchecked Sendable {
             // it is rolled back (only a job that runs alone may recreate).
             var recreated: [Table] = []
             if jobs.count == 1 {
-                let txn = WriteTransaction(txn: parent!, environment: env)
+                let txn = LMDBWriteTransaction(txn: parent!, environment: env, isReadOnly: false)
                 txn.isAlone = jobs[0].alone
                 do {
                     try jobs[0].body(txn)
@@ -145,10 +146,10 @@ final class WriterThread: @unchecked Sendable {
                     let rc = mdb_txn_begin(env.handle, parent, 0, &child)
                     if rc != 0 {
                         if rc == MDB_MAP_FULL { mapFull = true; break }
-                        results.append(.failure(LMDBError(rawValue: rc)))
+                        results.append(.failure(LMDBError(rawValue: rc).storageError))
                         continue
                     }
-                    let txn = WriteTransaction(txn: child!, environment: env)
+                    let txn = LMDBWriteTransaction(txn: child!, environment: env, isReadOnly: false)
                     do {
                         try job.body(txn)
                         if txn.sawMapFull {
@@ -159,7 +160,7 @@ final class WriterThread: @unchecked Sendable {
                         }
                         let rc = mdb_txn_commit(child)
                         if rc == MDB_MAP_FULL { mapFull = true; break }
-                        results.append(rc == 0 ? .success(()) : .failure(LMDBError(rawValue: rc)))
+                        results.append(rc == 0 ? .success(()) : .failure(LMDBError(rawValue: rc).storageError))
                     } catch {
                         mdb_txn_abort(child)
                         if txn.sawMapFull { mapFull = true; break }
@@ -181,7 +182,7 @@ final class WriterThread: @unchecked Sendable {
                 continue
             }
             if commitCode != 0 {
-                return Array(repeating: .failure(LMDBError(rawValue: commitCode)), count: jobs.count)
+                return Array(repeating: .failure(LMDBError(rawValue: commitCode).storageError), count: jobs.count)
             }
             return results
         }

@@ -1,12 +1,13 @@
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Testing
 
 @Suite struct CursorTests {
     /// Fills table "a" with `count` random keys over an edge-rich alphabet (and
     /// table "b" with decoys), and returns the model of table "a".
     private func fill(
-        _ environment: Environment, _ a: Table, _ b: Table, seed: UInt64, count: Int = 400
+        _ environment: LMDBStore, _ a: Table, _ b: Table, seed: UInt64, count: Int = 400
     ) throws -> [[UInt8]: [UInt8]] {
         var rng = SplitMix64(seed: seed)
         var model: [[UInt8]: [UInt8]] = [:]

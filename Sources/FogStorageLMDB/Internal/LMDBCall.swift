@@ -1,17 +1,19 @@
+import FogStorage
 internal import CLMDB
 
 /// The one place where LMDB return codes become Swift errors.
 ///
-/// Ordinary failures throw ``LMDBError``; a bad table handle can only mean a
+/// Ordinary failures throw the ``StorageError`` of their ``LMDBError``; a bad table handle can only mean a
 /// bug in FogStorage and stops the program. (`MDB_BAD_TXN` is thrown: it
 /// follows any earlier failure in the same transaction that the caller caught.)
 @inline(__always)
-func lmdbCheck(_ code: Int32, _ what: @autoclosure () -> String = "") throws(LMDBError) {
+func lmdbCheck(_ code: Int32, _ what: @autoclosure () -> String = "", keyCount: Int? = nil) throws(StorageError) {
     if code == 0 { return }
     if code == MDB_BAD_DBI {
         preconditionFailure("FogStorage bug: \(LMDBError(rawValue: code)) in \(what())")
     }
-    throw LMDBError(rawValue: code)
+    let error = LMDBError(rawValue: code)
+    throw keyCount.map { error.storageError(keyCount: $0) } ?? error.storageError
 }
 
 /// Runs `body` with an `MDB_val` that points at `bytes` without copying.

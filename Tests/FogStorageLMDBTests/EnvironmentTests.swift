@@ -1,5 +1,6 @@
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Synchronization
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
         try withTemporaryDirectory { temporary in
             let directory = temporary.appending("nested/deeper/env")
             #expect(!FileManager.default.fileExists(atPath: directory.path))
-            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             defer { environment.close() }
             var isDirectory: ObjCBool = false
             #expect(FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory))
@@ -29,11 +30,11 @@ import Testing
     @Test func openingTheSameDirectoryTwiceReturnsTheSameInstance() throws {
         try withTemporaryDirectory { temporary in
             let directory = temporary.appending("env")
-            let first = try Environment.open(directory: directory, configuration: testConfiguration())
-            let second = try Environment.open(directory: directory, configuration: testConfiguration())
+            let first = try LMDBStore.open(directory: directory, configuration: testConfiguration())
+            let second = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             #expect(first === second)
             // A differently spelled path to the same directory is the same environment.
-            let third = try Environment.open(
+            let third = try LMDBStore.open(
                 directory: temporary.url.appendingPathComponent("./env/../env"), configuration: testConfiguration())
             #expect(first === third)
             third.close()
@@ -53,11 +54,11 @@ import Testing
     @Test func concurrentOpensOfOneDirectoryShareOneEnvironment() async throws {
         try await withTemporaryDirectory { temporary in
             let directory = temporary.appending("env")
-            let opened = Mutex<[Environment]>([])
+            let opened = Mutex<[LMDBStore]>([])
             let failures = FailureLog()
             await runOnThreads(8) { _ in
                 do {
-                    let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+                    let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
                     opened.withLock { $0.append(environment) }
                 } catch {
                     failures.record("open failed: \(error)")
@@ -79,7 +80,7 @@ import Testing
     @Test func closeFinishesTheQueuedWrites() async throws {
         try await withTemporaryDirectory { temporary in
             let directory = temporary.appending("env")
-            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             let a = environment.table(named: "a")
             let gate = WriterGate()
             try gate.hold(environment)
@@ -106,7 +107,7 @@ import Testing
             #expect(environment.isClosed)
             #expect(succeeded.value == 50)
 
-            let reopened = try Environment.open(directory: directory, configuration: testConfiguration())
+            let reopened = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             defer { reopened.close() }
             #expect(try reopened.read { try $0.count(of: reopened.table(named: "a")) } == 50)
         }
@@ -118,7 +119,7 @@ import Testing
         // closes environments on the cooperative pool would otherwise stall, and a
         // write or completion that opens another environment would deadlock.
         try await withTemporaryDirectory { temporary in
-            let first = try Environment.open(directory: temporary.appending("first"), configuration: testConfiguration())
+            let first = try LMDBStore.open(directory: temporary.appending("first"), configuration: testConfiguration())
             let gate = WriterGate()
             try gate.hold(first)
             let closing = Flag()
@@ -133,7 +134,7 @@ import Testing
                     while !closing.isSet || !first.isClosed { sched_yield() }
                     Thread.sleep(forTimeInterval: 0.02)  // let close() reach the writer
                     do {
-                        let second = try Environment.open(
+                        let second = try LMDBStore.open(
                             directory: temporary.appending("second"), configuration: testConfiguration())
                         second.close()
                     } catch {
@@ -156,7 +157,7 @@ import Testing
     @Test func reopeningADirectoryWhileItsCloseFinishesWaitsForTheClose() async throws {
         try await withTemporaryDirectory { temporary in
             let directory = temporary.appending("env")
-            let first = try Environment.open(directory: directory, configuration: testConfiguration())
+            let first = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             let a = first.table(named: "a")
             let gate = WriterGate()
             try gate.hold(first)
@@ -173,7 +174,7 @@ import Testing
                     while !first.isClosed { sched_yield() }
                     do {
                         // Must wait for the close, then open the files afresh.
-                        let second = try Environment.open(directory: directory, configuration: testConfiguration())
+                        let second = try LMDBStore.open(directory: directory, configuration: testConfiguration())
                         defer { second.close() }
                         let count = try second.read { try $0.count(of: second.table(named: "a")) }
                         seen.withLock { $0 = (second === first, count) }
@@ -198,16 +199,16 @@ import Testing
         try await withTemporaryDirectory { temporary in
             let path = temporary.url.path
             await #expect(processExitsWith: .failure) { [path = path as String] in
-                let environment = try Environment.open(
+                let environment = try LMDBStore.open(
                     directory: URL(fileURLWithPath: path).appendingPathComponent("one"), configuration: testConfiguration())
                 _ = environment.table(named: "c")
             }
             await #expect(processExitsWith: .failure) { [path = path as String] in
                 let directory = URL(fileURLWithPath: path).appendingPathComponent("two")
-                _ = try Environment.open(directory: directory, configuration: testConfiguration())
+                _ = try LMDBStore.open(directory: directory, configuration: testConfiguration())
                 var more = testConfiguration()
                 more.tables.append("c")
-                _ = try Environment.open(directory: directory, configuration: more)
+                _ = try LMDBStore.open(directory: directory, configuration: more)
             }
         }
     }
@@ -215,28 +216,28 @@ import Testing
     @Test func callsAfterTheLastCloseThrowEnvironmentClosed() async throws {
         try await withTemporaryDirectory { temporary in
             let directory = temporary.appending("env")
-            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             let a = environment.table(named: "a")
             try environment.writeAndWait { try $0.put([1], forKey: [1], in: a) }
             environment.close()
             #expect(environment.isClosed)
 
-            #expect(throws: LMDBError.environmentClosed) { try environment.read { try $0.count(of: a) } }
-            #expect(throws: LMDBError.environmentClosed) { try environment.writeAndWait { try $0.put([2], forKey: [2], in: a) } }
-            await #expect(throws: LMDBError.environmentClosed) { try await environment.write { try $0.put([2], forKey: [2], in: a) } }
-            #expect(throws: LMDBError.environmentClosed) { try environment.enqueueWrite({ _ in }, completion: { _ in }) }
-            #expect(throws: LMDBError.environmentClosed) { try environment.statistics() }
+            #expect(throws: StorageError.closed) { try environment.read { try $0.count(of: a) } }
+            #expect(throws: StorageError.closed) { try environment.writeAndWait { try $0.put([2], forKey: [2], in: a) } }
+            await #expect(throws: StorageError.closed) { try await environment.write { try $0.put([2], forKey: [2], in: a) } }
+            #expect(throws: StorageError.closed) { try environment.enqueueWrite({ _ in }, completion: { _ in }) }
+            #expect(throws: StorageError.closed) { try environment.statistics() }
             // Extra closes are harmless.
             environment.close()
             #expect(environment.isClosed)
 
             // Opening again gives a new, working environment with the data kept.
-            let reopened = try Environment.open(directory: directory, configuration: testConfiguration())
+            let reopened = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             defer { reopened.close() }
             #expect(reopened !== environment)
             #expect(try reopened.read { try $0.value(forKey: [1], in: reopened.table(named: "a")) } == [1])
             // The old instance stays closed.
-            #expect(throws: LMDBError.environmentClosed) { try environment.read { _ in 0 } }
+            #expect(throws: StorageError.closed) { try environment.read { _ in 0 } }
         }
     }
 
@@ -249,20 +250,20 @@ import Testing
             let path = temporary.url.path
             await #expect(processExitsWith: .success) { [path = path as String] in
                 let root = URL(fileURLWithPath: path)
-                let environment = try Environment.open(
+                let environment = try LMDBStore.open(
                     directory: root.appendingPathComponent("env"), configuration: testConfiguration())
                 environment.close()
                 do {
                     try environment.sync()
                     exit(2)
-                } catch LMDBError.environmentClosed {
+                } catch StorageError.closed {
                 } catch {
                     exit(3)
                 }
                 do {
                     try environment.copy(to: root.appendingPathComponent("copy"))
                     exit(4)
-                } catch LMDBError.environmentClosed {
+                } catch StorageError.closed {
                 } catch {
                     exit(5)
                 }
@@ -274,7 +275,7 @@ import Testing
         try withTemporaryDirectory { temporary in
             let directory = temporary.appending("env")
             do {
-                let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+                let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
                 defer { environment.close() }
                 try environment.writeAndWait { try $0.put([1], forKey: [1], in: environment.table(named: "b")) }
             }
@@ -283,14 +284,14 @@ import Testing
             var missing = testConfiguration()
             missing.tables = ["a", "c"]
             missing.createsMissingTables = false
-            #expect(throws: LMDBError.notFound) { try Environment.open(directory: directory, configuration: missing) }
+            #expect(throws: StorageError.notFound) { try LMDBStore.open(directory: directory, configuration: missing) }
             #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == before)
 
             // The tables that exist open without being created.
             var existing = testConfiguration()
             existing.tables = ["b"]
             existing.createsMissingTables = false
-            let environment = try Environment.open(directory: directory, configuration: existing)
+            let environment = try LMDBStore.open(directory: directory, configuration: existing)
             defer { environment.close() }
             #expect(try environment.read { try $0.value(forKey: [1], in: environment.table(named: "b")) } == [1])
         }
@@ -298,7 +299,7 @@ import Testing
 
 
     @Test(arguments: [100, 4096, 65536])
-    func aGarbageDataFileThrowsAnLMDBError(size: Int) throws {
+    func aGarbageDataFileThrowsIncompatible(size: Int) throws {
         try withTemporaryDirectory("garbage-\(size)") { temporary in
             let directory = temporary.appending("env")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -307,17 +308,17 @@ import Testing
             let dataFile = directory.appendingPathComponent("data.mdb")
             try garbage.write(to: dataFile)
 
-            let error = #expect(throws: LMDBError.self) {
-                try Environment.open(directory: directory, configuration: testConfiguration())
+            let error = #expect(throws: StorageError.self) {
+                try LMDBStore.open(directory: directory, configuration: testConfiguration())
             }
-            #expect(error == .invalidFile, "\(String(describing: error))")
+            #expect(error == .incompatible, "\(String(describing: error))")
             // The garbage is left alone.
             #expect(try Data(contentsOf: dataFile) == garbage)
 
             // The failed open left nothing behind: once the garbage is gone the
             // directory opens normally.
             try FileManager.default.removeItem(at: dataFile)
-            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             defer { environment.close() }
             #expect(try environment.read { try $0.count(of: environment.table(named: "a")) } == 0)
         }
@@ -341,7 +342,7 @@ import Testing
             modelB[[0]] = rng.bytes(count: 20_000)
 
             do {
-                let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+                let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
                 defer { environment.close() }
                 let a = environment.table(named: "a")
                 let b = environment.table(named: "b")
@@ -367,7 +368,7 @@ import Testing
                 #expect(try environment.read { try $0.entries(a) } == sortedEntries(modelA))
             }
 
-            let environment = try Environment.open(directory: directory, configuration: testConfiguration())
+            let environment = try LMDBStore.open(directory: directory, configuration: testConfiguration())
             defer { environment.close() }
             let (entriesA, entriesB) = try environment.read { txn throws in
                 (try txn.entries(environment.table(named: "a")), try txn.entries(environment.table(named: "b")))
@@ -385,8 +386,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Environment.Durability.allCases)
-    func closeAndReopenWithoutWritingLeavesTheDataFileUnchanged(durability: Environment.Durability) throws {
+    @Test(arguments: LMDBStore.Durability.allCases)
+    func closeAndReopenWithoutWritingLeavesTheDataFileUnchanged(durability: LMDBStore.Durability) throws {
         try withTemporaryDirectory("unchanged-\(durability)") { temporary in
             let directory = temporary.appending("env")
             let dataFile = directory.appendingPathComponent("data.mdb")
@@ -397,7 +398,7 @@ import Testing
             for _ in 0..<500 { model[rng.bytes(lengths: 1...20)] = rng.bytes(lengths: 0...200) }
 
             do {
-                let environment = try Environment.open(directory: directory, configuration: configuration)
+                let environment = try LMDBStore.open(directory: directory, configuration: configuration)
                 defer { environment.close() }
                 try environment.writeAndWait { txn throws in
                     for (key, value) in model { try txn.put(value, forKey: key, in: environment.table(named: "a")) }
@@ -407,7 +408,7 @@ import Testing
 
             do {
                 // Reopen, read (reads only), close.
-                let environment = try Environment.open(directory: directory, configuration: configuration)
+                let environment = try LMDBStore.open(directory: directory, configuration: configuration)
                 defer { environment.close() }
                 #expect(try environment.read { try $0.entries(environment.table(named: "a")) } == sortedEntries(model))
                 _ = try environment.statistics()
@@ -463,7 +464,7 @@ import Testing
     @Test(arguments: [true, false])
     func copyProducesAnEnvironmentWithTheSameContents(compact: Bool) throws {
         try withTemporaryDirectory("copy-\(compact)") { temporary in
-            let source = try Environment.open(directory: temporary.appending("source"), configuration: testConfiguration())
+            let source = try LMDBStore.open(directory: temporary.appending("source"), configuration: testConfiguration())
             defer { source.close() }
             let a = source.table(named: "a"), b = source.table(named: "b")
             var rng = SplitMix64(seed: compact ? 7 : 8)
@@ -489,7 +490,7 @@ import Testing
             // The source still works after the copy.
             try source.writeAndWait { try $0.put([9], forKey: Array(repeating: 9, count: 33), in: b) }
 
-            let copy = try Environment.open(directory: destination, configuration: testConfiguration())
+            let copy = try LMDBStore.open(directory: destination, configuration: testConfiguration())
             defer { copy.close() }
             #expect(copy !== source)
             let (entriesA, entriesB) = try copy.read { txn throws in

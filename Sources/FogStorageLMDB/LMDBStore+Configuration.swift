@@ -1,24 +1,17 @@
-extension Environment {
-    /// How much of each commit reaches the disk before the commit returns.
-    public enum Durability: String, Sendable, Hashable, CaseIterable {
-        /// Every commit is flushed to disk (`fsync`) before it returns. The default.
-        case durable
-        /// The data pages are flushed but the meta page is not: a system crash may
-        /// lose the last commit, never corrupt the file (`MDB_NOMETASYNC`).
-        case relaxed
-        /// Nothing is flushed; the operating system writes when it likes. A system
-        /// crash may lose recent commits (`MDB_NOSYNC`). For tests and bulk loads.
-        case none
-    }
+import FogStorage
+extension LMDBStore {
+    /// How much of each commit reaches the disk before the commit returns: `durable`
+    /// flushes every commit (`fsync`); `relaxed` flushes the data pages but not the meta
+    /// page (`MDB_NOMETASYNC`); `none` flushes nothing (`MDB_NOSYNC`).
+    public typealias Durability = StorageDurability
 
-    /// Options for opening an ``Environment``.
+    /// Options for opening an ``LMDBStore``.
     public struct Configuration: Sendable, Hashable {
         /// The tables to open (and create when missing) when the environment opens.
         public var tables: [String]
-        /// The options of the tables that take some, by name (the others take none).
-        /// They apply when a table is created; an existing table keeps the options it
-        /// was created with (see ``Table/Options``).
-        public var tableOptions: [String: Table.Options]
+        /// The layouts of the tables that are not single-value, by name. They apply when
+        /// a table is created; an existing table keeps the layout it was created with.
+        public var tableLayouts: [String: TableLayout]
         /// The map size the environment starts with, in bytes. The map grows by
         /// itself when it is full, so this only avoids early resizes.
         public var initialMapSize: Int
@@ -32,14 +25,14 @@ extension Environment {
         /// The most write requests the writer commits together in one transaction.
         public var maximumGroupSize: Int
         /// Whether opening creates the tables that are missing. When `false`, a
-        /// missing table fails the open with ``LMDBError/notFound`` and the file is
+        /// missing table fails the open with ``StorageError/notFound`` and the file is
         /// left as it was.
         public var createsMissingTables: Bool
 
         /// Creates a configuration.
         public init(
             tables: [String] = [],
-            tableOptions: [String: Table.Options] = [:],
+            tableLayouts: [String: TableLayout] = [:],
             initialMapSize: Int = 64 << 20,
             maximumGrowthStep: Int = 1 << 30,
             maximumReaders: Int = 1024,
@@ -48,7 +41,7 @@ extension Environment {
             createsMissingTables: Bool = true
         ) {
             self.tables = tables
-            self.tableOptions = tableOptions
+            self.tableLayouts = tableLayouts
             self.initialMapSize = initialMapSize
             self.maximumGrowthStep = maximumGrowthStep
             self.maximumReaders = maximumReaders
@@ -57,7 +50,15 @@ extension Environment {
             self.createsMissingTables = createsMissingTables
         }
 
-        /// The options configured for the table named `name`.
-        public func options(ofTable name: String) -> Table.Options { tableOptions[name] ?? [] }
+        /// The layout configured for the table named `name`.
+        public func layout(ofTable name: String) -> TableLayout { tableLayouts[name] ?? .singleValue }
+
+        /// The configuration of a store opened through ``KeyValueStore/open(at:configuration:)``:
+        /// its tables, layouts and durability, with the default map and writer settings.
+        public init(_ store: StoreConfiguration) {
+            self.init(
+                tables: store.tables, tableLayouts: store.layouts, durability: store.durability,
+                createsMissingTables: store.createsMissingTables)
+        }
     }
 }

@@ -1,32 +1,38 @@
+import FogStorage
 import Foundation
 internal import CLMDB
 
-/// A read-only snapshot of an ``Environment``.
+/// A read-only snapshot of an ``LMDBStore``.
 ///
-/// Obtain one from ``Environment/read(_:)``. The transaction sees the state of
+/// Obtain one from ``LMDBStore/read(_:)``. The transaction sees the state of
 /// the last commit when it began, whatever writers do meanwhile. Byte buffers
 /// handed to closures point into the memory map and are valid only inside the
 /// closure: copy out what you keep. A transaction must not escape the closure
 /// that received it, and is not `Sendable`.
-public class ReadTransaction {
+public class LMDBReadTransaction {
     let txn: OpaquePointer
-    let environment: Environment
+    let environment: LMDBStore
     /// Set when an LMDB call reported that the map is full; the writer then grows
     /// the map and retries the batch, whatever the caller did with the error.
     var sawMapFull = false
+    /// Whether the transaction only reads (`false` for a ``LMDBWriteTransaction``).
+    public let isReadOnly: Bool
 
-    init(txn: OpaquePointer, environment: Environment) {
+    init(txn: OpaquePointer, environment: LMDBStore, isReadOnly: Bool = true) {
         self.txn = txn
         self.environment = environment
+        self.isReadOnly = isReadOnly
     }
 
+    /// Throws the ``StorageError`` for a failed LMDB call; `keyCount` tells a bad key size
+    /// from a bad value size.
     @inline(__always)
-    func check(_ code: Int32, _ what: @autoclosure () -> String) throws(LMDBError) {
+    func check(_ code: Int32, _ what: @autoclosure () -> String, keyCount: Int? = nil) throws(StorageError) {
         if code == MDB_MAP_FULL { sawMapFull = true }
         // After a map-full error that the caller swallowed, LMDB refuses the
         // transaction; report it as map full so the body stops and is replayed.
-        if code == MDB_BAD_TXN && sawMapFull { throw .mapFull }
-        try lmdbCheck(code, what())
+        if code == MDB_BAD_TXN && sawMapFull { throw .full }
+        try lmdbCheck(code, what(), keyCount: keyCount)
     }
 
     /// Calls `body` with the value stored under `key`, or returns `nil` when the key
@@ -36,9 +42,9 @@ public class ReadTransaction {
         forKey key: [UInt8], in table: Table, _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
         var data = MDB_val()
-        let rc = withMDBVal(key) { k in mdb_get(txn, table.dbi, &k, &data) }
+        let rc = withMDBVal(key) { k in mdb_get(txn, table.identifier, &k, &data) }
         if rc == MDB_NOTFOUND { return nil }
-        try check(rc, "get from \(table)")
+        try check(rc, "get from \(table)", keyCount: key.count)
         return try body(data.buffer)
     }
 
@@ -50,9 +56,9 @@ public class ReadTransaction {
     ) throws -> R? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
-        let rc = mdb_get(txn, table.dbi, &k, &data)
+        let rc = mdb_get(txn, table.identifier, &k, &data)
         if rc == MDB_NOTFOUND { return nil }
-        try check(rc, "get from \(table)")
+        try check(rc, "get from \(table)", keyCount: key.count)
         return try body(data.buffer)
     }
 
@@ -67,19 +73,20 @@ public class ReadTransaction {
     }
 
     /// Opens a cursor over `table`, valid until the transaction ends.
-    public func cursor(on table: Table) throws -> Cursor {
+    public func cursor(on table: Table) throws -> LMDBCursor {
         let duplicates = try hasDuplicates(table)
         var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, table.dbi, &cursor), "open cursor on \(table)")
-        return Cursor(handle: cursor!, transaction: self, hasDuplicates: duplicates)
+        try check(mdb_cursor_open(txn, table.identifier, &cursor), "open cursor on \(table)")
+        return LMDBCursor(handle: cursor!, transaction: self, hasDuplicates: duplicates)
     }
 
     /// Visits the entries of `table` within `range`, in key order or in reverse.
     ///
     /// `body` receives the key and value buffers (valid only during the call) and
-    /// returns `false` to stop. In a table with ``Table/Options/sortedDuplicates`` it
+    /// returns `false` to stop. In a table with a multi-value layout it
     /// receives every (key, value) pair, values in order within a key (see
-    /// ``Cursor/scan(range:reverse:_:)``).
+    /// ``LMDBCursor/scan(range:reverse:_:)``). Fulfils
+    /// ``StorageReadTransaction/scan(_:range:reverse:_:)``.
     public func scan(
         _ table: Table, range: ScanRange = .all, reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
@@ -89,81 +96,84 @@ public class ReadTransaction {
         try cursor.scan(range: range, reverse: reverse, body)
     }
 
-    /// The number of entries in `table` (in a table with ``Table/Options/sortedDuplicates``,
+    /// The number of entries in `table` (in a table with a multi-value layout,
     /// of (key, value) pairs).
     public func count(of table: Table) throws -> Int {
         var stat = MDB_stat()
-        try check(mdb_stat(txn, table.dbi, &stat), "stat \(table)")
+        try check(mdb_stat(txn, table.identifier, &stat), "stat \(table)")
         return stat.ms_entries
     }
 }
 
 @available(*, unavailable)
-extension ReadTransaction: Sendable {}
+extension LMDBReadTransaction: Sendable {}
 
 /// A read-write transaction, run on the environment's writer thread.
 ///
-/// Obtain one from ``Environment/write(_:)``. Everything written becomes visible
+/// Obtain one from ``LMDBStore/write(_:)``. Everything written becomes visible
 /// to readers atomically when the transaction commits; if the closure throws,
 /// nothing it wrote is kept.
-public final class WriteTransaction: ReadTransaction {
-    /// Whether the transaction runs alone (``Environment/writeAloneAndWait(_:)``): only
-    /// then may it ``recreate(_:)`` a table.
+public final class LMDBWriteTransaction: LMDBReadTransaction {
+    /// Whether the transaction runs alone (``LMDBStore/writeAloneAndWait(_:)``): only
+    /// then may it ``replaceWithEmpty(_:)`` a table.
     var isAlone = false
-    /// The tables ``recreate(_:)`` dropped: if the transaction is rolled back, their
+    /// The tables ``replaceWithEmpty(_:)`` dropped: if the transaction is rolled back, their
     /// handles must be opened again.
     var recreatedTables: [Table] = []
 
+    /// This transaction, as the read transaction it also is.
+    @inlinable public var readView: LMDBReadTransaction { self }
+
     /// Stores `value` under `key`, replacing any value there. In a table with
-    /// ``Table/Options/sortedDuplicates``, adds the pair (key, value) to the key's values
+    /// a multi-value layout, adds the pair (key, value) to the key's values
     /// instead (nothing changes when the pair is there).
     public func put(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws {
         let rc = withMDBVal(key) { k in
-            withMDBVal(value) { v in mdb_put(txn, table.dbi, &k, &v, 0) }
+            withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, 0) }
         }
-        try check(rc, "put into \(table)")
+        try check(rc, "put into \(table)", keyCount: key.count)
     }
 
     /// Stores a value of `count` bytes under `key`, letting `fill` write the bytes in
     /// place (no intermediate copy). `fill` must write exactly `count` bytes.
     public func put(
-        count: Int, forKey key: [UInt8], in table: Table, append: Bool = false,
+        count: Int, forKey key: [UInt8], in table: Table, append: Bool,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
         var data = MDB_val(mv_size: count, mv_data: nil)
         let flags = UInt32(MDB_RESERVE) | (append ? UInt32(MDB_APPEND) : 0)
-        let rc = withMDBVal(key) { k in mdb_put(txn, table.dbi, &k, &data, flags) }
-        try check(rc, "put into \(table)")
+        let rc = withMDBVal(key) { k in mdb_put(txn, table.identifier, &k, &data, flags) }
+        try check(rc, "put into \(table)", keyCount: key.count)
         fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
     }
 
     /// Stores `value` under `key` only when the key is absent (with any value, in a table
-    /// with ``Table/Options/sortedDuplicates``; see ``insert(duplicate:forKey:in:)``).
+    /// with a multi-value layout; see ``addValue(_:forKey:in:appending:)``).
     /// - Returns: `false` when the key was already present (nothing is written).
     @discardableResult
     public func insert(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws -> Bool {
         let rc = withMDBVal(key) { k in
-            withMDBVal(value) { v in mdb_put(txn, table.dbi, &k, &v, UInt32(MDB_NOOVERWRITE)) }
+            withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_NOOVERWRITE)) }
         }
         if rc == MDB_KEYEXIST { return false }
-        try check(rc, "insert into \(table)")
+        try check(rc, "insert into \(table)", keyCount: key.count)
         return true
     }
 
     /// Removes `key` from `table`, with all its values in a table with
-    /// ``Table/Options/sortedDuplicates``.
+    /// a multi-value layout.
     /// - Returns: whether the key was present.
     @discardableResult
     public func delete(_ key: [UInt8], in table: Table) throws -> Bool {
-        let rc = withMDBVal(key) { k in mdb_del(txn, table.dbi, &k, nil) }
+        let rc = withMDBVal(key) { k in mdb_del(txn, table.identifier, &k, nil) }
         if rc == MDB_NOTFOUND { return false }
-        try check(rc, "delete from \(table)")
+        try check(rc, "delete from \(table)", keyCount: key.count)
         return true
     }
 
     /// Removes every key of `table` within `range`, with all their values.
     /// - Returns: how many entries were removed (in a table with
-    ///   ``Table/Options/sortedDuplicates``, how many (key, value) pairs).
+    ///   a multi-value layout, how many (key, value) pairs).
     @discardableResult
     public func deleteAll(in table: Table, range: ScanRange) throws -> Int {
         var keys: [[UInt8]] = []
@@ -180,6 +190,6 @@ public final class WriteTransaction: ReadTransaction {
 
     /// Removes every entry of `table`; the table itself stays.
     public func clear(_ table: Table) throws {
-        try check(mdb_drop(txn, table.dbi, 0), "clear \(table)")
+        try check(mdb_drop(txn, table.identifier, 0), "clear \(table)")
     }
 }

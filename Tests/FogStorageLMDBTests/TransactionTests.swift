@@ -1,5 +1,6 @@
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Synchronization
 import Testing
 
@@ -209,10 +210,10 @@ import Testing
         }
     }
 
-    @Test func badKeySizesThrowBadValueSize() throws {
+    @Test func badKeySizesThrowKeySizeErrors() throws {
         try withTestEnvironment { environment, a, _ in
-            #expect(throws: LMDBError.badValueSize) { try environment.writeAndWait { try $0.put([1], forKey: [], in: a) } }
-            #expect(throws: LMDBError.badValueSize) {
+            #expect(throws: StorageError.emptyKey) { try environment.writeAndWait { try $0.put([1], forKey: [], in: a) } }
+            #expect(throws: StorageError.keyTooLarge) {
                 try environment.writeAndWait { try $0.put([1], forKey: Array(repeating: 1, count: 512), in: a) }
             }
             // 511 bytes is the largest key.
@@ -224,7 +225,7 @@ import Testing
                 try txn.put([2], forKey: [2], in: a)
                 return caught
             }
-            #expect(caught as? LMDBError == .badValueSize)
+            #expect(caught as? StorageError == .emptyKey)
             #expect(try environment.read { try $0.count(of: a) } == 2)
         }
     }
@@ -412,7 +413,7 @@ import Testing
             for i in 0..<jobs {
                 switch i % 5 {
                 case 1: #expect(throws: TestError(id: i)) { try results[i]!.get() }
-                case 3: #expect(throws: LMDBError.badValueSize) { try results[i]!.get() }
+                case 3: #expect(throws: StorageError.emptyKey) { try results[i]!.get() }
                 default: #expect(throws: Never.self) { try results[i]!.get() }
                 }
             }

@@ -1,9 +1,11 @@
+import FogStorage
 import Foundation
 import Synchronization
 internal import CLMDB
 
 /// An LMDB environment: one directory holding `data.mdb` and `lock.mdb`, with
-/// its tables, its readers and its one writer thread.
+/// its tables, its readers and its one writer thread. FogStorage's ``KeyValueStore``
+/// over LMDB.
 ///
 /// Open environments with ``open(directory:configuration:)``. Opening a
 /// directory that this process already has open hands back the same
@@ -16,7 +18,7 @@ internal import CLMDB
 ///   (async) or ``writeAndWait(_:)`` (blocking); concurrent writes are
 ///   committed together (group commit).
 /// - A full map grows by itself and the write is retried.
-public final class Environment: @unchecked Sendable {
+public final class LMDBStore: @unchecked Sendable {
     /// The directory that holds the environment's files.
     public let directory: URL
     /// The options the environment was opened with.
@@ -45,19 +47,19 @@ public final class Environment: @unchecked Sendable {
     /// any thread may renew it.
     private struct PooledReader: @unchecked Sendable { let txn: OpaquePointer }
 
-    private static let registry = Mutex<[String: Environment]>([:])
+    private static let registry = Mutex<[String: LMDBStore]>([:])
 
     /// Opens the environment in `directory`, creating the directory and the files
     /// when missing, or returns the environment this process already has open there.
     ///
-    /// - Throws: ``LMDBError`` when the files cannot be opened (for example
-    ///   ``LMDBError/invalidFile`` for a file that is not an LMDB environment), or a
+    /// - Throws: ``StorageError`` when the files cannot be opened (for example
+    ///   ``StorageError/incompatible`` for a file that is not an LMDB environment), or a
     ///   Foundation error when the directory cannot be created.
-    public static func open(directory: URL, configuration: Configuration = Configuration()) throws -> Environment {
+    public static func open(directory: URL, configuration: Configuration = Configuration()) throws -> LMDBStore {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
         while true {
-            let outcome = try registry.withLock { registry -> Environment? in
+            let outcome = try registry.withLock { registry -> LMDBStore? in
                 if let existing = registry[key] {
                     let reopened = existing.state.withLock { state -> Bool in
                         guard !state.isClosed else { return false }
@@ -71,7 +73,7 @@ public final class Environment: @unchecked Sendable {
                     // Its last close is still finishing: wait for it outside the lock.
                     return nil
                 }
-                let environment = try Environment(directory: directory, key: key, configuration: configuration)
+                let environment = try LMDBStore(directory: directory, key: key, configuration: configuration)
                 registry[key] = environment
                 return environment
             }
@@ -113,15 +115,15 @@ public final class Environment: @unchecked Sendable {
         var tables: [String: Table] = [:]
         for name in Set(configuration.tables) {
             var dbi: MDB_dbi = 0
-            // The options only apply to a table this creates: LMDB opens an existing table
-            // with the options stored in it, whatever these say.
-            let flags = (configuration.createsMissingTables ? UInt32(MDB_CREATE) : 0) | configuration.options(ofTable: name).lmdbFlags
+            // The layout only applies to a table this creates: LMDB opens an existing table
+            // with the flags stored in it, whatever these say.
+            let flags = (configuration.createsMissingTables ? UInt32(MDB_CREATE) : 0) | configuration.layout(ofTable: name).lmdbFlags
             let rc = mdb_dbi_open(txn, name, flags, &dbi)
             if rc != 0 {
                 mdb_txn_abort(txn)
-                throw LMDBError(rawValue: rc)
+                throw LMDBError(rawValue: rc).storageError
             }
-            tables[name] = Table(name: name, dbi: dbi)
+            tables[name] = Table(name: name, identifier: dbi)
         }
         try lmdbCheck(mdb_txn_commit(txn), "commit table creation")
         self.handle = handle
@@ -143,7 +145,7 @@ public final class Environment: @unchecked Sendable {
 
     /// Balances one ``open(directory:configuration:)``. The last close finishes the
     /// queued writes, stops the writer thread and closes the files. Further calls
-    /// on a closed environment throw ``LMDBError/environmentClosed``.
+    /// on a closed environment throw ``StorageError/closed``.
     public func close() {
         let last = state.withLock { state -> Bool in
             guard !state.isClosed else { return false }
@@ -188,7 +190,7 @@ public final class Environment: @unchecked Sendable {
     /// Keep the closure short and synchronous: it holds a reader slot and pins
     /// the snapshot's pages. Do not wait for a write inside it.
     @inline(__always)
-    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+    public func read<R>(_ body: (LMDBReadTransaction) throws -> R) throws -> R {
         resizeLock.lockShared()
         defer { resizeLock.unlock() }
         let txn = try acquireReader()
@@ -196,13 +198,13 @@ public final class Environment: @unchecked Sendable {
             mdb_txn_reset(txn)
             readerPool.withLock { $0.append(PooledReader(txn: txn)) }
         }
-        return try body(ReadTransaction(txn: txn, environment: self))
+        return try body(LMDBReadTransaction(txn: txn, environment: self))
     }
 
     /// Takes a reset read transaction from the pool and renews it, or begins a
     /// new one. The caller holds `resizeLock` shared.
-    private func acquireReader() throws(LMDBError) -> OpaquePointer {
-        if state.withLock({ $0.isClosed }) { throw .environmentClosed }
+    private func acquireReader() throws(StorageError) -> OpaquePointer {
+        if state.withLock({ $0.isClosed }) { throw .closed }
         while true {
             if let txn = readerPool.withLock({ $0.popLast() })?.txn {
                 let rc = mdb_txn_renew(txn)
@@ -219,7 +221,7 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    private func adoptMapSizeWhileReading() throws(LMDBError) {
+    private func adoptMapSizeWhileReading() throws(StorageError) {
         resizeLock.unlock()
         adoptMapSize()
         resizeLock.lockShared()
@@ -232,7 +234,7 @@ public final class Environment: @unchecked Sendable {
     /// If `body` throws, nothing it wrote is kept and the error is rethrown.
     /// `body` may run more than once (when the map grows the transaction is
     /// replayed), so it must keep its effects inside the transaction.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (LMDBWriteTransaction) throws -> T) async throws -> T {
         let box = ResultBox<T>()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = WriteJob(
@@ -249,19 +251,19 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a write transaction on the writer thread, blocking the
     /// calling thread until the commit. Do not call it from a read or write closure.
-    public func writeAndWait<T>(_ body: @escaping (WriteTransaction) throws -> T) throws -> T {
+    public func writeAndWait<T>(_ body: @escaping (LMDBWriteTransaction) throws -> T) throws -> T {
         try waitForWrite(alone: false, body)
     }
 
     /// Runs `body` in a write transaction of its own, blocking the calling thread until
     /// the commit: not grouped with other requests, and not nested in another
-    /// transaction. ``WriteTransaction/recreate(_:)`` needs one. Do not call it from a
+    /// transaction. ``LMDBWriteTransaction/replaceWithEmpty(_:)`` needs one. Do not call it from a
     /// read or write closure.
-    public func writeAloneAndWait<T>(_ body: @escaping (WriteTransaction) throws -> T) throws -> T {
+    public func writeAloneAndWait<T>(_ body: @escaping (LMDBWriteTransaction) throws -> T) throws -> T {
         try waitForWrite(alone: true, body)
     }
 
-    private func waitForWrite<T>(alone: Bool, _ body: @escaping (WriteTransaction) throws -> T) throws -> T {
+    private func waitForWrite<T>(alone: Bool, _ body: @escaping (LMDBWriteTransaction) throws -> T) throws -> T {
         precondition(
             !writer.isCurrent && !writer.isCompletingWrites,
             "FogStorage misuse: writeAndWait called from inside a write or a write's completion")
@@ -286,7 +288,7 @@ public final class Environment: @unchecked Sendable {
     /// commit order). A completion must not wait for another write or close the
     /// environment.
     public func enqueueWrite(
-        _ body: @escaping (WriteTransaction) throws -> Void,
+        _ body: @escaping (LMDBWriteTransaction) throws -> Void,
         completion: @escaping (Result<Void, any Error>) -> Void
     ) throws {
         try writer.enqueue(WriteJob(body: body, complete: completion))
@@ -309,7 +311,7 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    /// Opens again the tables whose handles a rolled-back ``WriteTransaction/recreate(_:)``
+    /// Opens again the tables whose handles a rolled-back ``LMDBWriteTransaction/replaceWithEmpty(_:)``
     /// closed. Dropping a table closes its handle at once, and rolling back the
     /// transaction that created it again closes the new one, while the table itself is
     /// still there: open it in a transaction of its own, under the same handle (the one
@@ -328,8 +330,8 @@ public final class Environment: @unchecked Sendable {
                 var dbi: MDB_dbi = 0
                 let rc = mdb_dbi_open(txn, table.name, 0, &dbi)
                 precondition(
-                    rc == 0 && dbi == table.dbi,
-                    "FogStorage: cannot reopen table \(table) as handle \(table.dbi) (got \(dbi)): \(LMDBError(rawValue: rc))")
+                    rc == 0 && dbi == table.identifier,
+                    "FogStorage: cannot reopen table \(table) as handle \(table.identifier) (got \(dbi)): \(LMDBError(rawValue: rc))")
             }
             let commit = mdb_txn_commit(txn)
             precondition(commit == 0, "FogStorage: cannot reopen \(tables): \(LMDBError(rawValue: commit))")
@@ -368,7 +370,7 @@ public final class Environment: @unchecked Sendable {
     /// Current facts about the environment.
     public func statistics() throws -> Statistics {
         try resizeLock.withShared {
-            if isClosed { throw LMDBError.environmentClosed }
+            if isClosed { throw StorageError.closed }
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             var stat = MDB_stat()
@@ -384,7 +386,7 @@ public final class Environment: @unchecked Sendable {
     /// Flushes the data to disk, whatever the durability setting.
     public func sync() throws {
         try resizeLock.withShared {
-            if isClosed { throw LMDBError.environmentClosed }
+            if isClosed { throw StorageError.closed }
             try lmdbCheck(mdb_env_sync(handle, 1), "sync")
         }
     }
@@ -392,10 +394,10 @@ public final class Environment: @unchecked Sendable {
     /// Writes a consistent copy of the environment into the empty or missing
     /// directory `destination` while readers and writers go on.
     public func copy(to destination: URL, compact: Bool = true) throws {
-        if isClosed { throw LMDBError.environmentClosed }
+        if isClosed { throw StorageError.closed }
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         try resizeLock.withShared {
-            if isClosed { throw LMDBError.environmentClosed }
+            if isClosed { throw StorageError.closed }
             try lmdbCheck(mdb_env_copy2(handle, destination.path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copy")
         }
     }

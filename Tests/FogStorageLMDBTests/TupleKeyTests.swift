@@ -1,4 +1,5 @@
 import FogStorage
+import FogStorageLMDB
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import FogStorage
 /// One write request waiting for the writer thread.
 ///
 /// `body` may run more than once (when the map must grow, the whole group is
@@ -7,10 +8,10 @@
 final class WriteJob: @unchecked Sendable {
     /// Whether the job runs in a transaction of its own (never grouped, never nested).
     let alone: Bool
-    let body: (WriteTransaction) throws -> Void
+    let body: (LMDBWriteTransaction) throws -> Void
     let complete: (Result<Void, any Error>) -> Void
 
-    init(alone: Bool = false, body: @escaping (WriteTransaction) throws -> Void, complete: @escaping (Result<Void, any Error>) -> Void) {
+    init(alone: Bool = false, body: @escaping (LMDBWriteTransaction) throws -> Void, complete: @escaping (Result<Void, any Error>) -> Void) {
         self.alone = alone
         self.body = body
         self.complete = complete

@@ -1,15 +1,13 @@
+import Foundation
+import FogStorage
 internal import CLMDB
 
-/// An error reported by LMDB, the storage engine under FogKit.
+/// An error code reported by LMDB.
 ///
-/// `LMDBError` wraps LMDB's integer return codes: the negative `MDB_*` codes
+/// `FogStorageLMDB` throws ``StorageError``s, never these: ``storageError`` is the
+/// translation. `LMDBError` wraps LMDB's integer return codes: the negative `MDB_*` codes
 /// and plain `errno` values (for example `ENOSPC` or `EACCES`). Match on the
 /// static members:
-///
-/// ```swift
-/// do { try environment.read { ... } }
-/// catch LMDBError.notFound { ... }
-/// ```
 ///
 /// Codes that can only mean a bug in FogStorage itself (a bad transaction or
 /// table handle) are not thrown: they stop the program with a precondition
@@ -66,7 +64,32 @@ public struct LMDBError: Error, Hashable, Sendable, RawRepresentable, CustomStri
         return String(cString: mdb_strerror(rawValue))
     }
 
-    /// Lets `catch LMDBError.notFound` match thrown errors.
+    /// The backend-neutral error for this code. A bad key or value size becomes
+    /// ``StorageError/keyTooLarge``; callers that know the key refine it with
+    /// ``storageError(keyCount:)``.
+    public var storageError: StorageError {
+        switch self {
+        case .environmentClosed: .closed
+        case .notFound: .notFound
+        case .keyExists: .keyExists
+        case .mapFull, .tablesFull, .readersFull, .transactionFull, .cursorFull, .pageFull: .full
+        case .pageNotFound, .corrupted, .panic: .corrupted
+        case .versionMismatch, .invalidFile, .incompatible: .incompatible
+        case .badValueSize: .keyTooLarge
+        default:
+            rawValue == ENOSPC ? .full : .other("LMDB: \(description)")
+        }
+    }
+
+    /// ``storageError`` for a call with a key of `keyCount` bytes: tells an empty key,
+    /// a long key and a long value apart when LMDB reports a bad size.
+    public func storageError(keyCount: Int) -> StorageError {
+        guard self == .badValueSize else { return storageError }
+        if keyCount == 0 { return .emptyKey }
+        return keyCount > LMDBStore.maximumKeySize ? .keyTooLarge : .valueTooLarge
+    }
+
+    /// Lets `catch LMDBError.notFound` match an error that holds this code.
     public static func ~= (lhs: LMDBError, rhs: any Error) -> Bool {
         (rhs as? LMDBError) == lhs
     }

@@ -1,5 +1,6 @@
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Synchronization
 import Testing
 
@@ -24,18 +25,18 @@ import Testing
         return value
     }
 
-    private func configuration() -> Environment.Configuration {
+    private func configuration() -> LMDBStore.Configuration {
         testConfiguration(initialMapSize: Self.initialMapSize)
     }
 
-    private func checkAll(_ environment: Environment, _ table: Table, count: Int, generation: Int = 0,
+    private func checkAll(_ environment: LMDBStore, _ table: Table, count: Int, generation: Int = 0,
                           sourceLocation: SourceLocation = #_sourceLocation) throws {
         try environment.read { txn throws in
             #expect(try txn.count(of: table) == count, sourceLocation: sourceLocation)
             var i = 0
             var mismatches = 0
             try txn.scan(table) { key, value in
-                if !bytesEqual(key, FogStorageTests.key(i)) || !bytesEqual(value, Self.value(i, generation: generation)) {
+                if !bytesEqual(key, FogStorageLMDBTests.key(i)) || !bytesEqual(value, Self.value(i, generation: generation)) {
                     mismatches += 1
                 }
                 i += 1
@@ -144,7 +145,7 @@ import Testing
     }
 
     @Test func aWriteThatSwallowsMapFullIsStillRetriedAndCommits() throws {
-        // The documentation of `ReadTransaction.sawMapFull` promises that the writer
+        // The documentation of `LMDBReadTransaction.sawMapFull` promises that the writer
         // grows the map and retries "whatever the caller did with the error".
         try withTestEnvironment(configuration: configuration()) { environment, a, _ in
             let count = 1000  // ~1 MB, four times the initial map
@@ -176,7 +177,7 @@ import Testing
                 try environment.enqueueWrite({ txn in
                     if job == 2 {
                         for i in 0..<1000 {
-                            do { try txn.put(Self.value(i), forKey: key(i), in: a) } catch LMDBError.mapFull { return }
+                            do { try txn.put(Self.value(i), forKey: key(i), in: a) } catch StorageError.full { return }
                         }
                     } else {
                         try txn.put([UInt8(job)], forKey: [UInt8(job)], in: b)
@@ -274,14 +275,14 @@ import Testing
             let directory = temporary.appending("env")
             var grownSize = 0
             do {
-                let environment = try Environment.open(directory: directory, configuration: configuration())
+                let environment = try LMDBStore.open(directory: directory, configuration: configuration())
                 defer { environment.close() }
                 try environment.writeAndWait { txn throws in
                     for i in 0..<2000 { try txn.put(Self.value(i), forKey: key(i), in: environment.table(named: "a")) }
                 }
                 grownSize = try environment.statistics().mapSize
             }
-            let environment = try Environment.open(directory: directory, configuration: configuration())
+            let environment = try LMDBStore.open(directory: directory, configuration: configuration())
             defer { environment.close() }
             // The map is at least big enough for the data (LMDB may reopen it at the
             // configured size rounded up to the pages in use, not at the grown size).

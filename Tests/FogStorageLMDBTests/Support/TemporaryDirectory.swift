@@ -1,6 +1,7 @@
 @_exported import FogKitTesting
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Synchronization
 import Testing
 
@@ -15,8 +16,8 @@ import Testing
 /// "b", no fsync.
 func testConfiguration(
     initialMapSize: Int = 64 << 20, maximumGroupSize: Int = 128
-) -> Environment.Configuration {
-    Environment.Configuration(
+) -> LMDBStore.Configuration {
+    LMDBStore.Configuration(
         tables: ["a", "b"], initialMapSize: initialMapSize, durability: .none, maximumGroupSize: maximumGroupSize)
 }
 
@@ -24,11 +25,11 @@ func testConfiguration(
 /// runs `body`, closes the environment and removes the directory.
 func withTestEnvironment<R>(
     _ label: String = #function,
-    configuration: Environment.Configuration = testConfiguration(),
-    _ body: (Environment, Table, Table) throws -> R
+    configuration: LMDBStore.Configuration = testConfiguration(),
+    _ body: (LMDBStore, Table, Table) throws -> R
 ) throws -> R {
     try withTemporaryDirectory(label) { directory in
-        let environment = try Environment.open(directory: directory.appending("env"), configuration: configuration)
+        let environment = try LMDBStore.open(directory: directory.appending("env"), configuration: configuration)
         defer { environment.close() }
         return try body(environment, environment.table(named: "a"), environment.table(named: "b"))
     }
@@ -38,13 +39,13 @@ func withTestEnvironment<R>(
 /// runs `body`, closes the environment and removes the directory.
 func withTestEnvironment<R>(
     _ label: String = #function,
-    configuration: Environment.Configuration = testConfiguration(),
+    configuration: LMDBStore.Configuration = testConfiguration(),
     isolation: isolated (any Actor)? = #isolation,
-    _ body: (Environment, Table, Table) async throws -> R
+    _ body: (LMDBStore, Table, Table) async throws -> R
 ) async throws -> R {
     let directory = try TemporaryDirectory(label)
     defer { directory.remove() }
-    let environment = try Environment.open(directory: directory.appending("env"), configuration: configuration)
+    let environment = try LMDBStore.open(directory: directory.appending("env"), configuration: configuration)
     defer { environment.close() }
     return try await body(environment, environment.table(named: "a"), environment.table(named: "b"))
 }
@@ -123,7 +124,7 @@ struct Entry: Hashable, Sendable, CustomStringConvertible {
     var description: String { "\(key) = \(value.count) bytes" }
 }
 
-extension ReadTransaction {
+extension LMDBReadTransaction {
     /// Every entry of `table` in `range`, copied out, in scan order.
     func entries(_ table: Table, range: ScanRange = .all, reverse: Bool = false) throws -> [Entry] {
         var result: [Entry] = []
@@ -203,7 +204,7 @@ final class WriterGate: Sendable {
 
     /// Enqueues a write that waits for ``open()``; returns once the writer is
     /// inside it.
-    func hold(_ environment: Environment) throws {
+    func hold(_ environment: LMDBStore) throws {
         try environment.enqueueWrite({ [self] _ in
             // A replayed body (after the map grew) must not wait again.
             guard !used.withLock({ used in defer { used = true }; return used }) else { return }

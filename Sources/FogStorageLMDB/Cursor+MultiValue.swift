@@ -1,6 +1,7 @@
+import FogStorage
 internal import CLMDB
 
-extension Cursor {
+extension LMDBCursor {
     /// Visits the (key, value) pairs within `range` that come strictly after `position`
     /// in the scan's direction: ascending, the pairs greater than it; with `reverse`, the
     /// pairs smaller than it, descending. `body` returns `false` to stop; buffers are valid
@@ -10,12 +11,12 @@ extension Cursor {
     /// where an earlier one stopped, inside the values of a key. `position` need not be
     /// in the table; when it is outside `range` on the side the scan starts from, the
     /// scan starts at the range's bound. Only for a table with
-    /// ``Table/Options/sortedDuplicates``; otherwise throws ``LMDBError/incompatible``.
+    /// a multi-value layout; otherwise throws ``StorageError/incompatible``.
     public func scan(
         range: ScanRange, reverse: Bool, after position: (key: [UInt8], value: [UInt8]),
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        guard hasDuplicates else { throw LMDBError.incompatible }
+        guard hasDuplicates else { throw StorageError.incompatible }
         let range = range.normalized
         // A position before the range's start: the whole range follows it.
         if !reverse, !range.isAboveLower(position.key) { return try scan(range: range, reverse: false, body) }
@@ -68,7 +69,7 @@ extension Cursor {
     }
 
     /// The number of values stored under `key`: 0 when the key is absent, at most 1 in a
-    /// table without ``Table/Options/sortedDuplicates``. Leaves the cursor at the key.
+    /// table without a multi-value layout. Leaves the cursor at the key.
     public func valueCount(forKey key: [UInt8]) throws -> Int {
         guard !key.isEmpty else { return 0 }
         var k = MDB_val()

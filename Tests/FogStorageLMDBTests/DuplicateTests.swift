@@ -1,14 +1,15 @@
 import Foundation
 import FogStorage
+import FogStorageLMDB
 import Testing
 
 /// Tables with sorted duplicates: pairs are added, removed, counted and scanned (whole
 /// ranges, and from a position inside a key's values), matching a sorted model.
 @Suite struct DuplicateTests {
     /// Tables "a" (sorted, fixed-size duplicates) and "b" (plain).
-    static func configuration(initialMapSize: Int = 64 << 20) -> Environment.Configuration {
+    static func configuration(initialMapSize: Int = 64 << 20) -> LMDBStore.Configuration {
         var configuration = testConfiguration(initialMapSize: initialMapSize)
-        configuration.tableOptions = ["a": [.sortedDuplicates, .fixedSizeDuplicates]]
+        configuration.tableLayouts = ["a": .multiValue(fixedSizeValues: true)]
         return configuration
     }
 
@@ -23,7 +24,7 @@ import Testing
     }
 
     /// Fills "a" with random pairs whose keys repeat (few keys, many values each).
-    private func fill(_ environment: Environment, _ a: Table, seed: UInt64, count: Int = 600) throws -> [Pair] {
+    private func fill(_ environment: LMDBStore, _ a: Table, seed: UInt64, count: Int = 600) throws -> [Pair] {
         var rng = SplitMix64(seed: seed)
         let keys = (0..<40).map { _ in rng.edgyBytes(lengths: 1...4) }
         var model: Set<Pair> = []
@@ -32,12 +33,12 @@ import Testing
             model.insert(Pair(key: keys.randomElement(using: &rng)!, value: encode(UInt64.random(in: 1...400, using: &rng))))
         }
         try environment.writeAndWait { [model] txn throws in
-            for pair in model { #expect(try txn.insert(duplicate: pair.value, forKey: pair.key, in: a)) }
+            for pair in model { #expect(try txn.addValue(pair.value, forKey: pair.key, in: a)) }
         }
         return model.sorted()
     }
 
-    private func pairs(_ txn: ReadTransaction, _ table: Table, range: ScanRange = .all, reverse: Bool = false) throws -> [Pair] {
+    private func pairs(_ txn: LMDBReadTransaction, _ table: Table, range: ScanRange = .all, reverse: Bool = false) throws -> [Pair] {
         var result: [Pair] = []
         try txn.scan(table, range: range, reverse: reverse) { key, value in
             result.append(Pair(key: Array(key), value: Array(value)))
@@ -46,11 +47,11 @@ import Testing
         return result
     }
 
-    @Test func tablesReportTheirOptions() throws {
+    @Test func tablesReportTheirLayouts() throws {
         try withTestEnvironment(configuration: Self.configuration()) { environment, a, b in
             try environment.read { txn throws in
-                #expect(try txn.options(of: a) == [.sortedDuplicates, .fixedSizeDuplicates])
-                #expect(try txn.options(of: b) == [])
+                #expect(try txn.layout(of: a) == .multiValue(fixedSizeValues: true))
+                #expect(try txn.layout(of: b) == .singleValue)
             }
         }
     }
@@ -58,9 +59,9 @@ import Testing
     @Test func pairsAreAddedCountedAndRemovedOneByOne() throws {
         try withTestEnvironment(configuration: Self.configuration()) { environment, a, _ in
             try environment.writeAndWait { txn throws in
-                #expect(try txn.insert(duplicate: encode(2), forKey: [7], in: a))
-                #expect(try txn.insert(duplicate: encode(1), forKey: [7], in: a))
-                #expect(try !txn.insert(duplicate: encode(2), forKey: [7], in: a))
+                #expect(try txn.addValue(encode(2), forKey: [7], in: a))
+                #expect(try txn.addValue(encode(1), forKey: [7], in: a))
+                #expect(try !txn.addValue(encode(2), forKey: [7], in: a))
                 // A plain put adds a pair too, and tolerates one that is there.
                 try txn.put(encode(3), forKey: [7], in: a)
                 try txn.put(encode(3), forKey: [7], in: a)
@@ -76,10 +77,10 @@ import Testing
                 #expect(try pairs(txn, a).map(\.description) == ["[7]/1", "[7]/2", "[7]/3", "[8]/9"])
             }
             try environment.writeAndWait { txn throws in
-                #expect(try txn.delete(duplicate: encode(2), forKey: [7], in: a))
-                #expect(try !txn.delete(duplicate: encode(2), forKey: [7], in: a))
-                #expect(try !txn.delete(duplicate: encode(9), forKey: [7], in: a))
-                #expect(try txn.delete(duplicate: encode(9), forKey: [8], in: a))
+                #expect(try txn.removeValue(encode(2), forKey: [7], in: a))
+                #expect(try !txn.removeValue(encode(2), forKey: [7], in: a))
+                #expect(try !txn.removeValue(encode(9), forKey: [7], in: a))
+                #expect(try txn.removeValue(encode(9), forKey: [8], in: a))
             }
             try environment.read { txn throws in
                 #expect(try pairs(txn, a).map(\.description) == ["[7]/1", "[7]/3"])
@@ -93,10 +94,10 @@ import Testing
         try withTestEnvironment(configuration: Self.configuration()) { environment, _, b in
             try environment.writeAndWait { txn throws in
                 try txn.put([1], forKey: [1], in: b)
-                #expect(throws: LMDBError.incompatible) { try txn.insert(duplicate: [2], forKey: [1], in: b) }
-                #expect(throws: LMDBError.incompatible) { try txn.append(duplicate: [2], forKey: [2], in: b) }
-                #expect(throws: LMDBError.incompatible) { try txn.delete(duplicate: [2], forKey: [1], in: b) }
-                #expect(throws: LMDBError.incompatible) { try txn.scan(b, after: ([1], [1])) { _, _ in true } }
+                #expect(throws: StorageError.incompatible) { try txn.addValue([2], forKey: [1], in: b) }
+                #expect(throws: StorageError.incompatible) { try txn.appendValue([2], forKey: [2], in: b) }
+                #expect(throws: StorageError.incompatible) { try txn.removeValue([2], forKey: [1], in: b) }
+                #expect(throws: StorageError.incompatible) { try txn.scan(b, after: ([1], [1])) { _, _ in true } }
                 #expect(try txn.valueCount(forKey: [1], in: b) == 1)
                 #expect(try txn.value(forKey: [1], in: b) == [1], "the refused delete left the key")
             }
@@ -212,7 +213,7 @@ import Testing
                         row = next
                     }
                     let pair = Pair(key: k, value: encode(row))
-                    #expect(try txn.insert(duplicate: pair.value, forKey: pair.key, in: a, appending: true) == model.insert(pair).inserted)
+                    #expect(try txn.addValue(pair.value, forKey: pair.key, in: a, appending: true) == model.insert(pair).inserted)
                 }
             }
             try environment.read { txn throws in
@@ -231,10 +232,10 @@ import Testing
             }
             let sorted = model.sorted()
             try environment.writeAndWait { txn throws in
-                for pair in sorted { try txn.append(duplicate: pair.value, forKey: pair.key, in: a) }
+                for pair in sorted { try txn.appendValue(pair.value, forKey: pair.key, in: a) }
                 // Out of order: a pair that is there, or below its key's last value.
-                #expect(throws: LMDBError.keyExists) { try txn.append(duplicate: sorted.last!.value, forKey: sorted.last!.key, in: a) }
-                #expect(throws: LMDBError.keyExists) { try txn.append(duplicate: encode(0), forKey: sorted.last!.key, in: a) }
+                #expect(throws: StorageError.keyExists) { try txn.appendValue(sorted.last!.value, forKey: sorted.last!.key, in: a) }
+                #expect(throws: StorageError.keyExists) { try txn.appendValue(encode(0), forKey: sorted.last!.key, in: a) }
             }
             try environment.read { txn throws in #expect(try pairs(txn, a) == sorted) }
         }
@@ -242,47 +243,47 @@ import Testing
 
     // MARK: - Recreating a table with other options
 
-    @Test func anExistingTableKeepsItsOptionsUntilRecreated() throws {
+    @Test func anExistingTableKeepsItsLayoutUntilReplaced() throws {
         try withTemporaryDirectory { directory in
             let url = directory.appending("env")
             do {
-                let environment = try Environment.open(directory: url, configuration: testConfiguration())
+                let environment = try LMDBStore.open(directory: url, configuration: testConfiguration())
                 let a = environment.table(named: "a")
                 try environment.writeAndWait { txn throws in try txn.put([1], forKey: [1], in: a) }
                 environment.close()
             }
-            let environment = try Environment.open(directory: url, configuration: Self.configuration())
+            let environment = try LMDBStore.open(directory: url, configuration: Self.configuration())
             defer { environment.close() }
             let a = environment.table(named: "a")
             let b = environment.table(named: "b")
             try environment.read { txn throws in
-                #expect(try txn.options(of: a) == [], "LMDB opens an existing table with its own options")
+                #expect(try txn.layout(of: a) == .singleValue, "LMDB opens an existing table with its own options")
                 #expect(try txn.value(forKey: [1], in: a) == [1])
             }
             // A rolled-back recreate leaves the table as it was, and usable.
             struct Failure: Error {}
             #expect(throws: Failure.self) {
                 try environment.writeAloneAndWait { txn throws in
-                    try txn.recreate(a)
-                    try txn.insert(duplicate: encode(1), forKey: [2], in: a)
+                    try txn.replaceWithEmpty(a)
+                    try txn.addValue(encode(1), forKey: [2], in: a)
                     throw Failure()
                 }
             }
             try environment.read { txn throws in
-                #expect(try txn.options(of: a) == [])
+                #expect(try txn.layout(of: a) == .singleValue)
                 #expect(try txn.value(forKey: [1], in: a) == [1])
             }
             try environment.writeAndWait { txn throws in try txn.put([3], forKey: [3], in: b) }
             // A committed one empties it and gives it the configured options.
             try environment.writeAloneAndWait { txn throws in
-                try txn.recreate(a)
-                #expect(try txn.options(of: a) == [.sortedDuplicates, .fixedSizeDuplicates])
+                try txn.replaceWithEmpty(a)
+                #expect(try txn.layout(of: a) == .multiValue(fixedSizeValues: true))
                 #expect(try txn.count(of: a) == 0)
-                try txn.insert(duplicate: encode(1), forKey: [2], in: a)
-                try txn.insert(duplicate: encode(2), forKey: [2], in: a)
+                try txn.addValue(encode(1), forKey: [2], in: a)
+                try txn.addValue(encode(2), forKey: [2], in: a)
             }
             try environment.read { txn throws in
-                #expect(try txn.options(of: a) == [.sortedDuplicates, .fixedSizeDuplicates])
+                #expect(try txn.layout(of: a) == .multiValue(fixedSizeValues: true))
                 #expect(try txn.valueCount(forKey: [2], in: a) == 2)
                 #expect(try txn.value(forKey: [1], in: a) == nil)
                 #expect(try txn.value(forKey: [3], in: b) == [3], "other tables are untouched")
@@ -294,33 +295,33 @@ import Testing
         try withTemporaryDirectory { directory in
             let url = directory.appending("env")
             do {
-                let environment = try Environment.open(directory: url, configuration: testConfiguration(initialMapSize: 256 << 10))
+                let environment = try LMDBStore.open(directory: url, configuration: testConfiguration(initialMapSize: 256 << 10))
                 let a = environment.table(named: "a")
                 try environment.writeAndWait { txn throws in
                     for i in 0..<100 { try txn.put(encode(UInt64(i)), forKey: key(i), in: a) }
                 }
                 environment.close()
             }
-            let environment = try Environment.open(directory: url, configuration: Self.configuration(initialMapSize: 256 << 10))
+            let environment = try LMDBStore.open(directory: url, configuration: Self.configuration(initialMapSize: 256 << 10))
             defer { environment.close() }
             let a = environment.table(named: "a")
             let runs = try environment.writeAloneAndWait { txn throws -> Int in
-                try txn.recreate(a)
-                for i in 0..<20_000 { try txn.insert(duplicate: encode(UInt64(i)), forKey: key(i % 50), in: a) }
+                try txn.replaceWithEmpty(a)
+                for i in 0..<20_000 { try txn.addValue(encode(UInt64(i)), forKey: key(i % 50), in: a) }
                 return 1
             }
             #expect(runs == 1)
             #expect(try environment.statistics().mapSize > 256 << 10, "the map grew, so the transaction was replayed")
             try environment.read { txn throws in
-                #expect(try txn.options(of: a) == [.sortedDuplicates, .fixedSizeDuplicates])
+                #expect(try txn.layout(of: a) == .multiValue(fixedSizeValues: true))
                 #expect(try txn.count(of: a) == 20_000)
                 #expect(try txn.valueCount(forKey: key(7), in: a) == 400)
             }
             environment.close()
-            let reopened = try Environment.open(directory: url, configuration: testConfiguration())
+            let reopened = try LMDBStore.open(directory: url, configuration: testConfiguration())
             defer { reopened.close() }
             try reopened.read { txn throws in
-                #expect(try txn.options(of: reopened.table(named: "a")) == [.sortedDuplicates, .fixedSizeDuplicates])
+                #expect(try txn.layout(of: reopened.table(named: "a")) == .multiValue(fixedSizeValues: true))
             }
         }
     }

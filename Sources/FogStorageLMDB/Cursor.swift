@@ -1,19 +1,20 @@
+import FogStorage
 internal import CLMDB
 
 /// A position in a table, for ordered scans.
 ///
-/// Obtain one from ``ReadTransaction/cursor(on:)``. A cursor belongs to its
+/// Obtain one from ``LMDBReadTransaction/cursor(on:)``. A cursor belongs to its
 /// transaction and must not outlive it; ``close()`` it when done (a cursor
 /// of a read transaction is also closed when the transaction ends).
-public final class Cursor {
+public final class LMDBCursor {
     let handle: OpaquePointer
-    unowned let transaction: ReadTransaction
-    /// Whether the table has ``Table/Options/sortedDuplicates``: a key then holds several
+    unowned let transaction: LMDBReadTransaction
+    /// Whether the table has a multi-value layout: a key then holds several
     /// values, which the moves visit one by one.
     let hasDuplicates: Bool
     private var isClosed = false
 
-    init(handle: OpaquePointer, transaction: ReadTransaction, hasDuplicates: Bool) {
+    init(handle: OpaquePointer, transaction: LMDBReadTransaction, hasDuplicates: Bool) {
         self.handle = handle
         self.transaction = transaction
         self.hasDuplicates = hasDuplicates
@@ -50,7 +51,7 @@ public final class Cursor {
     /// Visits entries within `range`, ascending or descending; `body` returns
     /// `false` to stop. Buffers are valid only during each call.
     ///
-    /// In a table with ``Table/Options/sortedDuplicates`` the scan visits every
+    /// In a table with a multi-value layout the scan visits every
     /// (key, value) pair: the values of a key in order (in reverse order when
     /// `reverse`). The bounds apply to keys, so an excluded bound excludes all the
     /// values of that key.
@@ -132,4 +133,4 @@ public final class Cursor {
 }
 
 @available(*, unavailable)
-extension Cursor: Sendable {}
+extension LMDBCursor: Sendable {}
