@@ -90,4 +90,3 @@ public func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
         return a.count - b.count
     }
 }
-

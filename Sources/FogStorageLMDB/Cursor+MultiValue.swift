@@ -1,5 +1,5 @@
-import FogStorage
 internal import CLMDB
+import FogStorage
 
 extension LMDBCursor {
     /// Visits the (key, value) pairs within `range` that come strictly after `position`

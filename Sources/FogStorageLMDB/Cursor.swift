@@ -1,5 +1,5 @@
-import FogStorage
 internal import CLMDB
+import FogStorage
 
 /// A position in a table, for ordered scans.
 ///

@@ -1,6 +1,6 @@
-import Foundation
-import FogStorage
 internal import CLMDB
+import FogStorage
+import Foundation
 
 /// An error code reported by LMDB.
 ///

@@ -1,4 +1,5 @@
 import FogStorage
+
 extension LMDBStore {
     /// How much of each commit reaches the disk before the commit returns: `durable`
     /// flushes every commit (`fsync`); `relaxed` flushes the data pages but not the meta

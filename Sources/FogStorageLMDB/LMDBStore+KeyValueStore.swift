@@ -24,7 +24,8 @@ extension LMDBStore: KeyValueStore {
     /// writer's commits; ``statistics()`` has LMDB's own figures.
     public func storeStatistics() throws -> StoreStatistics {
         let s = try statistics()
-        return StoreStatistics(bytesUsed: s.fileSize, bytesReserved: max(s.mapSize, s.fileSize), commits: s.commits, writeRequests: s.writeRequests)
+        return StoreStatistics(
+            bytesUsed: s.fileSize, bytesReserved: max(s.mapSize, s.fileSize), commits: s.commits, writeRequests: s.writeRequests)
     }
 
     /// A compacting ``copy(to:compact:)``: a consistent snapshot written while readers and

@@ -1,7 +1,7 @@
+internal import CLMDB
 import FogStorage
 import Foundation
 import Synchronization
-internal import CLMDB
 
 /// An LMDB environment: one directory holding `data.mdb` and `lock.mdb`, with
 /// its tables, its readers and its one writer thread. FogStorage's ``KeyValueStore``
@@ -159,7 +159,10 @@ public final class LMDBStore: @unchecked Sendable {
         // so an `open` of the same directory waits instead of opening the file twice.
         writer.stop()
         resizeLock.withExclusive {
-            for reader in readerPool.withLock({ pool in defer { pool.removeAll() }; return pool }) {
+            for reader in readerPool.withLock({ pool in
+                defer { pool.removeAll() }
+                return pool
+            }) {
                 mdb_txn_abort(reader.txn)
             }
             mdb_env_close(handle)
@@ -210,12 +213,18 @@ public final class LMDBStore: @unchecked Sendable {
                 let rc = mdb_txn_renew(txn)
                 if rc == 0 { return txn }
                 mdb_txn_abort(txn)
-                if rc == MDB_MAP_RESIZED { try adoptMapSizeWhileReading(); continue }
+                if rc == MDB_MAP_RESIZED {
+                    try adoptMapSizeWhileReading()
+                    continue
+                }
                 try lmdbCheck(rc, "renew read transaction")
             }
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-            if rc == MDB_MAP_RESIZED { try adoptMapSizeWhileReading(); continue }
+            if rc == MDB_MAP_RESIZED {
+                try adoptMapSizeWhileReading()
+                continue
+            }
             try lmdbCheck(rc, "begin read transaction")
             return txn!
         }
@@ -375,7 +384,8 @@ public final class LMDBStore: @unchecked Sendable {
             mdb_env_info(handle, &info)
             var stat = MDB_stat()
             mdb_env_stat(handle, &stat)
-            let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+            let size =
+                (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
             return Statistics(
                 mapSize: info.me_mapsize, fileSize: size, lastTransactionID: info.me_last_txnid,
                 pageSize: Int(stat.ms_psize), pagesUsed: info.me_last_pgno + 1,

@@ -1,5 +1,5 @@
-import FogStorage
 internal import CLMDB
+import FogStorage
 
 extension TableLayout {
     /// The `mdb_dbi_open` flags of the layout: a multi-value table is an LMDB table with

@@ -1,5 +1,5 @@
-import FogStorage
 internal import CLMDB
+import FogStorage
 
 extension LMDBReadTransaction {
     /// Visits the (key, value) pairs of `table` within `range` that come strictly after

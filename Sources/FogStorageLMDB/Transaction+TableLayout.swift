@@ -1,5 +1,5 @@
-import FogStorage
 internal import CLMDB
+import FogStorage
 
 extension LMDBReadTransaction {
     /// The layout `table` was created with, which LMDB keeps whatever layout later opens

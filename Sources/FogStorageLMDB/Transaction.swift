@@ -1,6 +1,6 @@
+internal import CLMDB
 import FogStorage
 import Foundation
-internal import CLMDB
 
 /// A read-only snapshot of an ``LMDBStore``.
 ///

@@ -8,6 +8,9 @@ struct Fog: AsyncParsableCommand {
         abstract: "FogKit: CloudKit's record model as an embedded database.",
         discussion: "Stores live in a local folder (--store). Start with `fog demo`.",
         version: "0.1.0",
-        subcommands: [DemoCommand.self, QueryCommand.self, IndexCommand.self, ChangesCommand.self, InfoCommand.self, CheckCommand.self, LoadCommand.self]
+        subcommands: [
+            DemoCommand.self, QueryCommand.self, IndexCommand.self, ChangesCommand.self, InfoCommand.self, CheckCommand.self,
+            LoadCommand.self,
+        ]
     )
 }

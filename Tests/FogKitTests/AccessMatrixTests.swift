@@ -1,8 +1,9 @@
-@testable import FogKit
+import FogKitTesting
 import Foundation
 import Synchronization
-import FogKitTesting
 import Testing
+
+@testable import FogKit
 
 /// Who may do what: caller × database × action, each cell with the expected outcome
 /// (allowed, or the exact error code). See `Docs/Access.md`.
@@ -57,7 +58,9 @@ import Testing
     }()
 
     static func expectation(_ who: Who, _ database: Where, _ act: Act) -> Cell {
-        func cell(_ code: FogError.Code?, _ note: String = "") -> Cell { Cell(who: who, database: database, act: act, expected: code, note: note) }
+        func cell(_ code: FogError.Code?, _ note: String = "") -> Cell {
+            Cell(who: who, database: database, act: act, expected: code, note: note)
+        }
         switch (who, database) {
         case (.administrator, _):
             return cell(.permissionFailure, "the administrator is not a database user; asked of the policy")
@@ -140,19 +143,20 @@ import Testing
         let fixture = try await Fixture()
         if cell.who == .administrator {
             // No database to call through: ask the policy as the engine would.
-            let action: AccessAction = switch cell.act {
-            case .fetch: .fetch
-            case .query: .query
-            case .create, .modify: .save
-            case .delete: .delete
-            case .cascadeDeleteOwnChildren, .cascadeDeleteOthersChildren: .cascadeDelete
-            case .zoneFetch: .zoneRead
-            case .zoneSave: .zoneModify
-            case .zoneDelete: .zoneDelete
-            case .zoneChanges: .zoneChanges
-            case .databaseChanges: .databaseChanges
-            case .currentUser: .currentUser
-            }
+            let action: AccessAction =
+                switch cell.act {
+                case .fetch: .fetch
+                case .query: .query
+                case .create, .modify: .save
+                case .delete: .delete
+                case .cascadeDeleteOwnChildren, .cascadeDeleteOthersChildren: .cascadeDelete
+                case .zoneFetch: .zoneRead
+                case .zoneSave: .zoneModify
+                case .zoneDelete: .zoneDelete
+                case .zoneChanges: .zoneChanges
+                case .databaseChanges: .databaseChanges
+                case .currentUser: .currentUser
+                }
             let scope: Database.Scope = cell.database == .private ? .private : .public
             let error = await expectFogError(cell.expected ?? .internalError, "\(cell)") {
                 try AccessPolicy.standard.check(
@@ -161,18 +165,20 @@ import Testing
             #expect(error?.message.contains("administrator") == true)
             return
         }
-        let container: Container = switch cell.who {
-        case .owner: fixture.store.container
-        case .otherUser: fixture.bob
-        default: fixture.nobody
-        }
+        let container: Container =
+            switch cell.who {
+            case .owner: fixture.store.container
+            case .otherUser: fixture.bob
+            default: fixture.nobody
+            }
         let db = cell.database == .private ? container.privateCloudDatabase : container.publicCloudDatabase
         // The zone the cell works in, named as the caller must name alice's zone.
-        let zone: RecordZone.ID = switch (cell.database, cell.who) {
-        case (.public, _): .default
-        case (.private, .otherUser): RecordZone.ID(zoneName: "Z", ownerName: fixture.alice)
-        case (.private, _): RecordZone.ID(zoneName: "Z")
-        }
+        let zone: RecordZone.ID =
+            switch (cell.database, cell.who) {
+            case (.public, _): .default
+            case (.private, .otherUser): RecordZone.ID(zoneName: "Z", ownerName: fixture.alice)
+            case (.private, _): RecordZone.ID(zoneName: "Z")
+            }
         func id(_ name: String) -> Record.ID { Record.ID(recordName: name, zoneID: zone) }
 
         let outcome: FogError.Code?
@@ -181,13 +187,15 @@ import Testing
             case .fetch:
                 #expect(try await db.record(for: id("target"))["v"] as? Int == 1)
             case .query:
-                let found = try await db.records(matching: Query(recordType: "Item", predicate: QueryPredicate(value: true)), inZoneWith: zone)
+                let found = try await db.records(
+                    matching: Query(recordType: "Item", predicate: QueryPredicate(value: true)), inZoneWith: zone)
                 #expect(found.matchResults.contains { $0.0.recordName == "target" })
             case .create:
                 try await db.save(Fixture.item("new", zone))
             case .modify:
                 let record = Fixture.item("modify", zone)
-                _ = try await db.modifyRecords(saving: [record], deleting: [], savePolicy: .allKeys, atomically: false).saveResults[record.recordID]!.get()
+                _ = try await db.modifyRecords(saving: [record], deleting: [], savePolicy: .allKeys, atomically: false).saveResults[
+                    record.recordID]!.get()
             case .delete:
                 try await db.deleteRecord(withID: id("modify"))
             case .cascadeDeleteOwnChildren:
@@ -261,18 +269,20 @@ import Testing
     /// and nobody, which is what a future path to them would meet.
     @Test(arguments: [Who.owner, .otherUser, .anonymous], AdministrativeCall.allCases)
     func administrativeCallRefusedTo(_ who: Who, _ call: AdministrativeCall) async throws {
-        let caller: Caller = switch who {
-        case .owner: .user("_00000000000000000000000000000001")
-        case .otherUser: .user("_00000000000000000000000000000002")
-        default: .anonymous
-        }
+        let caller: Caller =
+            switch who {
+            case .owner: .user("_00000000000000000000000000000001")
+            case .otherUser: .user("_00000000000000000000000000000002")
+            default: .anonymous
+            }
         let error = await expectFogError(.permissionFailure) {
             try AccessPolicy.standard.check(.administer(call), AccessRequest(caller: caller))
         }
         #expect(error?.message.contains("Container.Administrator") == true)
     }
 
-    @Test(arguments: AdministrativeCall.allCases) func administrativeCallAllowedToTheAdministrator(_ call: AdministrativeCall) async throws {
+    @Test(arguments: AdministrativeCall.allCases) func administrativeCallAllowedToTheAdministrator(_ call: AdministrativeCall) async throws
+    {
         let fixture = try await Fixture()
         let admin = fixture.store.admin
         switch call {

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 @Suite struct ArchivingTests {
     /// A fresh store for each test (Swift Testing makes a suite instance per test).

@@ -1,8 +1,8 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Synchronization
 import Testing
-import FogKitTesting
 
 /// CloudKit's batch rules through `ModifyRecordsOperation`: atomic zones, non-atomic
 /// zones and limits in one request.

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Zone and database change feeds: tokens, pages, tombstones, expiry, and a randomized
 /// sync of several consumers against a store under random writes.
@@ -85,7 +85,9 @@ import FogKitTesting
 
         var flipped = zoneToken.data
         flipped[flipped.count / 2] ^= 0x40
-        await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: zone, since: ServerChangeToken(data: flipped)) }
+        await expectFogError(.invalidArguments) {
+            try await db.recordZoneChanges(inZoneWith: zone, since: ServerChangeToken(data: flipped))
+        }
         await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: zone, since: ServerChangeToken(data: Data())) }
         await expectFogError(.invalidArguments) {
             try await db.recordZoneChanges(inZoneWith: zone, since: ServerChangeToken(data: Data(repeating: 7, count: 64)))
@@ -98,7 +100,9 @@ import FogKitTesting
             let count = Int.random(in: 1...4, using: &rng)
             for _ in 0..<count { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
             if bytes == zoneToken.data { continue }
-            await expectFogError(.invalidArguments) { try await db.recordZoneChanges(inZoneWith: zone, since: ServerChangeToken(data: bytes)) }
+            await expectFogError(.invalidArguments) {
+                try await db.recordZoneChanges(inZoneWith: zone, since: ServerChangeToken(data: bytes))
+            }
         }
         // A token survives Codable.
         let decoded = try JSONDecoder().decode(ServerChangeToken.self, from: JSONEncoder().encode(zoneToken))
@@ -248,7 +252,9 @@ import FogKitTesting
     @Test func theOperationPagesZonesAndEchoesTheClientChangeTokenData() async throws {
         let a = try await db.save(RecordZone(zoneName: "A")).zoneID
         let b = try await db.save(RecordZone(zoneName: "B")).zoneID
-        let save = ModifyRecordsOperation(recordsToSave: (0..<5).map { SampleRecords.note("a\($0)", in: a, value: $0) } + [SampleRecords.note("b0", in: b, value: 9)], recordIDsToDelete: nil)
+        let save = ModifyRecordsOperation(
+            recordsToSave: (0..<5).map { SampleRecords.note("a\($0)", in: a, value: $0) } + [SampleRecords.note("b0", in: b, value: 9)],
+            recordIDsToDelete: nil)
         save.clientChangeTokenData = Data("client-1".utf8)
         try await run(save, on: db) { done in save.modifyRecordsResultBlock = { done($0) } }
 
@@ -261,7 +267,9 @@ import FogKitTesting
         }
         operation.recordZoneFetchResultBlock = { zone, result in
             let value = try? result.get()
-            events.append("done \(zone.zoneName) more=\(value?.moreComing ?? true) \(String(decoding: value?.clientChangeTokenData ?? Data(), as: UTF8.self))")
+            events.append(
+                "done \(zone.zoneName) more=\(value?.moreComing ?? true) \(String(decoding: value?.clientChangeTokenData ?? Data(), as: UTF8.self))"
+            )
         }
         try await run(operation, on: db) { done in operation.fetchRecordZoneChangesResultBlock = { done($0) } }
         let e = events.value
@@ -285,7 +293,9 @@ import FogKitTesting
         // A missing zone fails that zone and the operation with partialFailure.
         let missing = FetchRecordZoneChangesOperation(recordZoneIDs: [RecordZone.ID(zoneName: "Nope"), a])
         let results = Locked<[String]>([])
-        missing.recordZoneFetchResultBlock = { zone, result in results.append("\(zone.zoneName) \(fogCode(result.failureError).map { "\($0)" } ?? "ok")") }
+        missing.recordZoneFetchResultBlock = { zone, result in
+            results.append("\(zone.zoneName) \(fogCode(result.failureError).map { "\($0)" } ?? "ok")")
+        }
         await #expect(throws: FogError.self) {
             try await run(missing, on: db) { done in missing.fetchRecordZoneChangesResultBlock = { done($0) } }
         }
@@ -327,9 +337,13 @@ import FogKitTesting
                 } else {
                     let operation = FetchRecordZoneChangesOperation(
                         recordZoneIDs: [zone],
-                        configurationsByRecordZoneID: [zone: .init(previousServerChangeToken: zoneToken, resultsLimit: Int.random(in: 1...7, using: &rng))])
+                        configurationsByRecordZoneID: [
+                            zone: .init(previousServerChangeToken: zoneToken, resultsLimit: Int.random(in: 1...7, using: &rng))
+                        ])
                     let box = Locked<(mirror: [String: Int], token: ServerChangeToken?)>((mirror, zoneToken))
-                    operation.recordWasChangedBlock = { id, result in box.mutate { $0.mirror[id.recordName] = (try? result.get())?["v"] as? Int } }
+                    operation.recordWasChangedBlock = { id, result in
+                        box.mutate { $0.mirror[id.recordName] = (try? result.get())?["v"] as? Int }
+                    }
                     operation.recordWithIDWasDeletedBlock = { id, _ in box.mutate { $0.mirror[id.recordName] = nil } }
                     operation.recordZoneFetchResultBlock = { _, result in
                         if let value = try? result.get() { box.mutate { $0.token = value.serverChangeToken } }

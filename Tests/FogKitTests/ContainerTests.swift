@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// CKContainer behaviour: databases, account status, user record IDs, identity
 /// and isolation between users (reference §1, §2.1, §4.1).

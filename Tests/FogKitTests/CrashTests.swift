@@ -52,9 +52,10 @@ import Testing
             output.fileHandleForReading.readabilityHandler = nil
             let rest = output.fileHandleForReading.readDataToEndOfFile()
             let printed = String(decoding: received.withLock { $0 } + rest, as: UTF8.self)
-            let committed = printed.split(separator: "\n").compactMap { line -> Int? in
-                line.hasPrefix("committed ") ? Int(line.dropFirst("committed ".count)) : nil
-            }.max() ?? -1
+            let committed =
+                printed.split(separator: "\n").compactMap { line -> Int? in
+                    line.hasPrefix("committed ") ? Int(line.dropFirst("committed ".count)) : nil
+                }.max() ?? -1
 
             let admin = try Container.Administrator(identifier: "iCloud.fog.load", directory: directory)
             defer { admin.close() }

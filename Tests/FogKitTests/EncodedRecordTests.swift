@@ -1,8 +1,9 @@
-@testable import FogKit
+import FogKitTesting
 import Foundation
 import Synchronization
 import Testing
-import FogKitTesting
+
+@testable import FogKit
 
 /// Fetched records keep their encoded fields and decode a field when it is read; query
 /// candidates are tested on the encoded bytes in place. These tests hold that path to the
@@ -74,7 +75,8 @@ import FogKitTesting
             bytes.withUnsafeBytes { buffer in
                 guard let view = try? RecordView(buffer, checking: .all) else { return }
                 // Whatever passes must read without failing.
-                RecordView.forEachField(buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, _, _ in
+                RecordView.forEachField(buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
+                    id, _, _ in
                     #expect(view.value(of: id) != nil)
                     return true
                 }
@@ -148,7 +150,8 @@ import FogKitTesting
             #expect(Set(record.allKeys()) == Set(saved[id]!.keys).intersection(["k1", "k17"]))
         }
         var (matches, next) = try await db.records(
-            matching: Query(recordType: "Item", predicate: QueryPredicate(value: true)), inZoneWith: zone, desiredKeys: ["k2"], resultsLimit: 33)
+            matching: Query(recordType: "Item", predicate: QueryPredicate(value: true)), inZoneWith: zone, desiredKeys: ["k2"],
+            resultsLimit: 33)
         var seen = 0
         while true {
             for (id, result) in matches {
@@ -215,9 +218,11 @@ extension FieldValue {
     /// The value with its references in `zone` (references never leave their zone).
     fileprivate func resolvedForTest(_ zone: RecordZone.ID) -> FieldValue {
         switch self {
-        case .reference(let r): .reference(Record.Reference(recordID: Record.ID(recordName: r.recordID.recordName, zoneID: zone), action: r.action))
+        case .reference(let r):
+            .reference(Record.Reference(recordID: Record.ID(recordName: r.recordID.recordName, zoneID: zone), action: r.action))
         case .referenceList(let l):
-            .referenceList(l.map { Record.Reference(recordID: Record.ID(recordName: $0.recordID.recordName, zoneID: zone), action: $0.action) })
+            .referenceList(
+                l.map { Record.Reference(recordID: Record.ID(recordName: $0.recordID.recordName, zoneID: zone), action: $0.action) })
         default: self
         }
     }

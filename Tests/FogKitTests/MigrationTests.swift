@@ -1,16 +1,18 @@
 import FogKit
+import FogKitTesting
 import FogStorage
 import FogStorageLMDB
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Opening a store of an older format version brings it to version 3. From version 1 (empty
 /// indexes and change logs): the change logs are filled. From version 2 (index keys ending
 /// with the row id, in a table without duplicates): `indexes` is recreated with sorted
 /// duplicates and rebuilt. Either way the store is sound and the feeds and queries work.
 @Suite struct MigrationTests {
-    private static let tables = ["meta", "zones", "zoneids", "names", "records", "schema", "users", "refs", "indexes", "changes", "dbchanges"]
+    private static let tables = [
+        "meta", "zones", "zoneids", "names", "records", "schema", "users", "refs", "indexes", "changes", "dbchanges",
+    ]
     private static let indexLayout: TableLayout = .multiValue(fixedSizeValues: true)
 
     /// Opens the store's environment as the older versions did: no table layouts, so that
@@ -186,7 +188,9 @@ import FogKitTesting
             #expect(layout == .singleValue, "the rolled-back migration leaves the old table")
             #expect(entries == stored.0)
             // Repaired, the store migrates.
-            try environment.writeAndWait { txn throws in try txn.put(corruptRow.1, forKey: corruptRow.0, in: environment.table(named: "records")) }
+            try environment.writeAndWait { txn throws in
+                try txn.put(corruptRow.1, forKey: corruptRow.0, in: environment.table(named: "records"))
+            }
         }
         let admin = try directory.openAdministrator()
         defer { admin.close() }

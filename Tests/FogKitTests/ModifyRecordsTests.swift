@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// modifyRecords, deletes, cascades and fetches (reference §2.2, §3.6, §6.3,
 /// §6.4, §7.3): per-item results and per-zone atomicity.
@@ -122,7 +122,11 @@ import FogKitTesting
             #expect(result.saveResults[r.recordID]?.succeeded == true)
             #expect(try await db.record(for: r.recordID)["v"] as? Int == r["v"] as? Int)
         }
-        if let before { expectSameRecord(try await db.record(for: bad.recordID), before) } else { await expectNotStored(bad.recordID, in: db) }
+        if let before {
+            expectSameRecord(try await db.record(for: bad.recordID), before)
+        } else {
+            await expectNotStored(bad.recordID, in: db)
+        }
     }
 
     @Test(arguments: Fault.allCases)
@@ -148,7 +152,11 @@ import FogKitTesting
         // Nothing in the zone changed.
         for r in good { await expectNotStored(r.recordID, in: db) }
         expectSameRecord(try await db.record(for: existing.recordID), existingStored)
-        if let before { expectSameRecord(try await db.record(for: bad.recordID), before) } else { await expectNotStored(bad.recordID, in: db) }
+        if let before {
+            expectSameRecord(try await db.record(for: bad.recordID), before)
+        } else {
+            await expectNotStored(bad.recordID, in: db)
+        }
     }
 
     @Test func anAtomicRequestWithAMissingDeleteInACustomZoneChangesNothing() async throws {

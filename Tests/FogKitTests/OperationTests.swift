@@ -1,8 +1,8 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Synchronization
 import Testing
-import FogKitTesting
 
 /// Collects callback events from an operation's thread.
 final class EventLog: Sendable {
@@ -46,10 +46,11 @@ extension Database {
         await db.run(op)
         // Foundation runs completionBlock after the operation finishes; wait for it.
         for _ in 0..<100 where !log.all.contains("completion") { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(log.all == [
-            "progress a 1.0", "save a true", "progress b 1.0", "save b true", "delete existing true", "result true",
-            "completion",
-        ])
+        #expect(
+            log.all == [
+                "progress a 1.0", "save a true", "progress b 1.0", "save b true", "delete existing true", "result true",
+                "completion",
+            ])
     }
 
     @Test func nonAtomicFailureEndsInPartialFailureWithItemErrors() async throws {
@@ -179,4 +180,3 @@ extension Database {
         #expect(deleted.all == ["A ok", "missing zoneNotFound"])
     }
 }
-

@@ -1,8 +1,8 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Synchronization
 import Testing
-import FogKitTesting
 
 /// What survives closing and reopening a container, what reads leave alone,
 /// and what concurrent readers see.
@@ -34,7 +34,10 @@ import FogKitTesting
         do {
             let alice = try dir.open(user: "alice")
             let bob = try dir.open(user: "bob")
-            defer { bob.close(); alice.close() }
+            defer {
+                bob.close()
+                alice.close()
+            }
             aliceID = try await alice.userRecordID()
             bobID = try await bob.userRecordID()
             let db = alice.privateCloudDatabase
@@ -71,7 +74,10 @@ import FogKitTesting
 
         let alice = try dir.open(user: "alice")
         let bob = try dir.open(user: "bob")
-        defer { bob.close(); alice.close() }
+        defer {
+            bob.close()
+            alice.close()
+        }
         #expect(try await alice.userRecordID() == aliceID)
         #expect(try await bob.userRecordID() == bobID)
         let zones = try await alice.privateCloudDatabase.allRecordZones()

@@ -1,6 +1,7 @@
-@testable import FogKit
 import Foundation
 import Testing
+
+@testable import FogKit
 
 /// The typed builder makes the same predicates as the format strings, and refuses what
 /// CloudKit refuses when the predicate is built.
@@ -45,13 +46,19 @@ import Testing
             (try QueryPredicate.creationDate >= .now, try QueryPredicate(format: "creationDate >= now()")),
             (QueryPredicate.tokens("bob smith"), try QueryPredicate(format: "self CONTAINS 'bob smith'")),
             (QueryPredicate.allTokens("bob smith"), try QueryPredicate(format: "allTokens TOKENMATCHES[cdl] 'bob smith'")),
-            (try QueryPredicate.field("location").distance(from: here) < 5,
-             try QueryPredicate(format: "distanceToLocation:fromLocation:(location, %@) < %f", here, 5.0)),
-            (try QueryPredicate.field("location").distance(from: here) <= 0.5,
-             try QueryPredicate(format: "distanceToLocation:fromLocation:(%K, %@) <= 0.5", "location", here)),
+            (
+                try QueryPredicate.field("location").distance(from: here) < 5,
+                try QueryPredicate(format: "distanceToLocation:fromLocation:(location, %@) < %f", here, 5.0)
+            ),
+            (
+                try QueryPredicate.field("location").distance(from: here) <= 0.5,
+                try QueryPredicate(format: "distanceToLocation:fromLocation:(%K, %@) <= 0.5", "location", here)
+            ),
             (try !(QueryPredicate.field("a") == 1), try QueryPredicate(format: "NOT a == 1")),
-            (try QueryPredicate.field("a") == 1 && .field("b") == 2 && .tokens("x"),
-             try QueryPredicate(format: "a == 1 AND (b == 2 && self CONTAINS 'x')")),
+            (
+                try QueryPredicate.field("a") == 1 && .field("b") == 2 && .tokens("x"),
+                try QueryPredicate(format: "a == 1 AND (b == 2 && self CONTAINS 'x')")
+            ),
         ]
         for (index, (built, parsed)) in pairs.enumerated() {
             #expect(built == parsed, "pair \(index): \(built) vs \(parsed)")
@@ -68,14 +75,16 @@ import Testing
         let r: QueryPredicate = try .field("isCurrent") == 1 && .field("score") > 3
         #expect(r == (try QueryPredicate(format: "isCurrent == 1 AND score > 3")))
         // The example of the Predicates article.
-        let article = try QueryPredicate.field("score").between(10, 20)
+        let article =
+            try QueryPredicate.field("score").between(10, 20)
             && .field("tags").contains("red")
             && .field("title").beginsWith("Re")
             && .field("author").in(["alice", "bob"])
             && .field("location").distance(from: here) < 5
             && .creationDate > .now
             && !(.field("status") == "draft")
-        let format = "score BETWEEN {10, 20} AND tags CONTAINS 'red' AND title BEGINSWITH 'Re' AND author IN {'alice', 'bob'} "
+        let format =
+            "score BETWEEN {10, 20} AND tags CONTAINS 'red' AND title BEGINSWITH 'Re' AND author IN {'alice', 'bob'} "
             + "AND distanceToLocation:fromLocation:(location, %@) < 5 AND creationDate > now AND NOT status == 'draft'"
         #expect(article == (try QueryPredicate(format: format, here)))
     }

@@ -1,6 +1,7 @@
-@testable import FogKit
 import Foundation
 import Testing
+
+@testable import FogKit
 
 /// Building blocks for the predicate tests' expected syntax trees.
 enum PredicateFixtures {
@@ -130,8 +131,10 @@ enum PredicateFixtures {
 
     @Test func listMembershipSpellings() throws {
         let expected = PredicateNode.listContains(F.key("tags"), F.str("red"))
-        for format in ["ANY tags = 'red'", "ANY tags == 'red'", "SOME tags = 'red'", "any tags contains 'red'",
-                       "tags CONTAINS 'red'", "'red' IN tags", "\"red\" in tags"] {
+        for format in [
+            "ANY tags = 'red'", "ANY tags == 'red'", "SOME tags = 'red'", "any tags contains 'red'",
+            "tags CONTAINS 'red'", "'red' IN tags", "\"red\" in tags",
+        ] {
             #expect(try F.parse(format) == expected, "\(format)")
         }
         #expect(try F.parse("%K CONTAINS %@", "tags", "red") == expected)
@@ -180,9 +183,11 @@ enum PredicateFixtures {
         #expect(try F.parse("#AND CONTAINS 'x'") == .listContains(F.key("AND"), F.str("x")))
         #expect(try F.parse("now == 2") == .comparison(F.key("now"), .equal, F.int(2)))
         #expect(try F.parse("'x' IN #now") == .listContains(F.key("now"), F.str("x")))
-        #expect(try F.parse("size == 2 AND first == 1") == .and([
-            .comparison(F.key("size"), .equal, F.int(2)), .comparison(F.key("first"), .equal, F.int(1)),
-        ]))
+        #expect(
+            try F.parse("size == 2 AND first == 1")
+                == .and([
+                    .comparison(F.key("size"), .equal, F.int(2)), .comparison(F.key("first"), .equal, F.int(1)),
+                ]))
     }
 
     @Test func systemKeys() throws {
@@ -192,12 +197,15 @@ enum PredicateFixtures {
         let record = Record(recordType: "Note", recordID: id)
         for key in ["recordID", "creatorUserRecordID", "lastModifiedUserRecordID", "parent", "share"] {
             #expect(try F.parse("\(key) == %@", id) == .comparison(F.key(key), .equal, ref), "\(key)")
-            #expect(try F.parse("\(key) != %@", Record.Reference(recordID: id, action: .deleteSelf)) == .comparison(F.key(key), .notEqual, ref))
+            #expect(
+                try F.parse("\(key) != %@", Record.Reference(recordID: id, action: .deleteSelf)) == .comparison(F.key(key), .notEqual, ref))
             #expect(try F.parse("\(key) == %@", record) == .comparison(F.key(key), .equal, ref))
         }
         #expect(try F.parse("recordID IN %@", [id]) == .in(F.key("recordID"), [ref]))
         #expect(try F.parse("recordID IN %@", [Record.Reference(recordID: id, action: .none)]) == .in(F.key("recordID"), [ref]))
-        #expect(try F.parse("recordID IN %@", FieldValue.referenceList([Record.Reference(recordID: id, action: .deleteSelf)])) == .in(F.key("recordID"), [ref]))
+        #expect(
+            try F.parse("recordID IN %@", FieldValue.referenceList([Record.Reference(recordID: id, action: .deleteSelf)]))
+                == .in(F.key("recordID"), [ref]))
         for key in ["creationDate", "modificationDate"] {
             #expect(try F.parse("\(key) > %@", date) == .comparison(F.key(key), .greater, .constant(.date(date))))
             #expect(try F.parse("\(key) < now") == .comparison(F.key(key), .less, .now))
@@ -240,7 +248,9 @@ enum PredicateFixtures {
             let bang = format.replacingOccurrences(of: "NOT ", with: "!")
             #expect(try QueryPredicate(format: bang, argumentArray: arguments).node == .not(inner), "\(bang)")
         }
-        #expect(try F.parse("not (a == 1) AND b == 2") == .and([.not(.comparison(F.key("a"), .equal, F.int(1))), .comparison(F.key("b"), .equal, F.int(2))]))
+        #expect(
+            try F.parse("not (a == 1) AND b == 2")
+                == .and([.not(.comparison(F.key("a"), .equal, F.int(1))), .comparison(F.key("b"), .equal, F.int(2))]))
     }
 
     // MARK: - Arguments
@@ -254,8 +264,10 @@ enum PredicateFixtures {
         let bytes = Data([0, 1, 0xFF])
         #expect(try value("s") == F.str("s"))
         #expect(try value(NSString(string: "s")) == F.str("s"))
-        for n in [7 as Any, Int64(7), Int32(7), Int16(7), Int8(7), UInt(7), UInt64(7), UInt32(7), UInt16(7), UInt8(7),
-                  7.0, Float(7), NSNumber(value: 7), NSNumber(value: 7.0), FieldValue.int64(7), FieldValue.double(7)] {
+        for n in [
+            7 as Any, Int64(7), Int32(7), Int16(7), Int8(7), UInt(7), UInt64(7), UInt32(7), UInt16(7), UInt8(7),
+            7.0, Float(7), NSNumber(value: 7), NSNumber(value: 7.0), FieldValue.int64(7), FieldValue.double(7),
+        ] {
             #expect(try value(n) == F.int(7), "\(type(of: n))")
         }
         #expect(try value(true) == F.int(1))
@@ -282,7 +294,8 @@ enum PredicateFixtures {
 
     @Test func castLiteralsForValuesWithoutLiterals() throws {
         #expect(try F.parse(#"d == CAST(726000000.5, "NSDate")"#) == .comparison(F.key("d"), .equal, F.date(726_000_000.5)))
-        #expect(try F.parse(#"b == CAST("00ff10", "NSData")"#) == .comparison(F.key("b"), .equal, .constant(.bytes(Data([0, 0xFF, 0x10])))))
+        #expect(
+            try F.parse(#"b == CAST("00ff10", "NSData")"#) == .comparison(F.key("b"), .equal, .constant(.bytes(Data([0, 0xFF, 0x10])))))
         #expect(try F.parse(#"r == CAST("n1", "CKReference")"#) == .comparison(F.key("r"), .equal, F.ref("n1")))
         #expect(try F.parse(#"r == CAST('n1', 'CKRecordID')"#) == .comparison(F.key("r"), .equal, F.ref("n1")))
         let zone = RecordZone.ID(zoneName: "Z", ownerName: "bob")
@@ -311,10 +324,14 @@ enum PredicateFixtures {
             ("creationDate < now", [], "creationDate < now()"),
             ("d == %@", [Date(timeIntervalSinceReferenceDate: 0.5)], #"d == CAST(0.5, "NSDate")"#),
             ("b == %@", [Data([1, 0xAB])], #"b == CAST("01ab", "NSData")"#),
-            ("distanceToLocation:fromLocation:(loc, %@) <= 5", [Location(latitude: 1.5, longitude: -2)],
-             #"distanceToLocation:fromLocation:(loc, CAST({1.5, -2.0}, "CLLocation")) <= 5.0"#),
-            ("r == %@", [Record.ID(recordName: "n", zoneID: RecordZone.ID(zoneName: "Z"))],
-             #"r == CAST({"n", "Z", "__defaultOwner__"}, "CKReference")"#),
+            (
+                "distanceToLocation:fromLocation:(loc, %@) <= 5", [Location(latitude: 1.5, longitude: -2)],
+                #"distanceToLocation:fromLocation:(loc, CAST({1.5, -2.0}, "CLLocation")) <= 5.0"#
+            ),
+            (
+                "r == %@", [Record.ID(recordName: "n", zoneID: RecordZone.ID(zoneName: "Z"))],
+                #"r == CAST({"n", "Z", "__defaultOwner__"}, "CKReference")"#
+            ),
         ]
         for (format, arguments, canonical) in cases {
             let predicate = try QueryPredicate(format: format, argumentArray: arguments)

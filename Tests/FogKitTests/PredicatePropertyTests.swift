@@ -1,7 +1,8 @@
-@testable import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
+
+@testable import FogKit
 
 /// Properties of the predicate front end over many random inputs: the canonical text of any
 /// valid syntax tree parses back to an equal tree, and garbage gives a predicate or an
@@ -23,14 +24,18 @@ import FogKitTesting
     private static func string(_ rng: inout SplitMix64) -> String {
         var s = String.UnicodeScalarView()
         for _ in 0..<Int.random(in: 0...8, using: &rng) { s.append(scalarPool.randomElement(using: &rng)!) }
-        if Bool.random(using: &rng) { s.append(contentsOf: ["AND", " OR ", "%@", "%K", "NOT", "\\u0041"].randomElement(using: &rng)!.unicodeScalars) }
+        if Bool.random(using: &rng) {
+            s.append(contentsOf: ["AND", " OR ", "%@", "%K", "NOT", "\\u0041"].randomElement(using: &rng)!.unicodeScalars)
+        }
         return String(s)
     }
 
     private static func finiteDouble(_ rng: inout SplitMix64) -> Double {
         switch Int.random(in: 0..<4, using: &rng) {
         case 0: return Double.random(in: -1000...1000, using: &rng)
-        case 1: return [0.1, -0.0, 1e-7, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.leastNormalMagnitude, 9.2e18, 1e20, 0.5].randomElement(using: &rng)!
+        case 1:
+            return [0.1, -0.0, 1e-7, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.leastNormalMagnitude, 9.2e18, 1e20, 0.5]
+                .randomElement(using: &rng)!
         default:
             while true {
                 let d = Double(bitPattern: rng.next())
@@ -50,7 +55,8 @@ import FogKitTesting
             return date
         case 4: return .constant(.bytes(Data((0..<Int.random(in: 0...6, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })))
         case 5:
-            let zone = Bool.random(using: &rng)
+            let zone =
+                Bool.random(using: &rng)
                 ? RecordZone.ID.default
                 : RecordZone.ID(zoneName: string(&rng), ownerName: Bool.random(using: &rng) ? CurrentUserDefaultName : string(&rng))
             return PredicateRules.reference(Record.ID(recordName: string(&rng), zoneID: zone))
@@ -87,7 +93,8 @@ import FogKitTesting
             case 8: attempt = try? PredicateRules.listAnyBeginsWith(k, .constant(.string(string(&rng))))
             case 9: attempt = .tokenSearch(string(&rng), allTokens: Bool.random(using: &rng))
             case 10:
-                let center = Location(latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+                let center = Location(
+                    latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
                 attempt = try? PredicateRules.distance(
                     k, center: center, radius: PredicateRules.number(abs(finiteDouble(&rng))), inclusive: Bool.random(using: &rng))
             case 11: attempt = try? PredicateRules.not(node(&rng, depth: depth + 1))

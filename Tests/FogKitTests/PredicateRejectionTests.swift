@@ -1,6 +1,7 @@
-@testable import FogKit
 import Foundation
 import Testing
+
+@testable import FogKit
 
 /// Everything CloudKit refuses (reference §5.2 rules, §5.3 table) is refused when the predicate
 /// is parsed, as `invalidArguments`, with a message naming the construct and its column.
@@ -81,7 +82,9 @@ import Testing
         Case("distanceToLocation:fromLocation:(location, %@) == 5", [here], "distanceToLocation:fromLocation: with ==", column: 48),
         Case("distanceToLocation:fromLocation:(location, %@) < -1", [here], "negative", column: 50),
         Case("distanceToLocation:fromLocation:(location, 'x') < 1", "Location", column: 44),
-        Case("distanceToLocation:fromLocation:(location, %@) < 1", [Location(latitude: 91, longitude: 0)], "not a valid coordinate", column: 44),
+        Case(
+            "distanceToLocation:fromLocation:(location, %@) < 1", [Location(latitude: 91, longitude: 0)], "not a valid coordinate",
+            column: 44),
         Case("ANY tags != 'x'", "ANY", column: 10),
         Case("ANY tags < 'x'", "<", column: 10),
         Case("ANY {'a'} != c", "!=", column: 11),
@@ -197,7 +200,10 @@ import Testing
     @Test func aLongAndChainIsFine() throws {
         let format = (0..<5_000).map { "f\($0) == \($0)" }.joined(separator: " AND ")
         let predicate = try QueryPredicate(format: format)
-        guard case .and(let nodes) = predicate.node else { Issue.record("not an AND"); return }
+        guard case .and(let nodes) = predicate.node else {
+            Issue.record("not an AND")
+            return
+        }
         #expect(nodes.count == 5_000)
         #expect(predicate.description == format)
     }

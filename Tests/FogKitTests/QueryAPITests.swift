@@ -1,8 +1,8 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Synchronization
 import Testing
-import FogKitTesting
 
 /// Type errors against the schema, QueryOperation's callbacks, limits, desired keys and zone
 /// scoping (Docs/Queries.md, "The API", "Zones", "What matches").
@@ -133,7 +133,10 @@ import FogKitTesting
         let author = QueryFixture.authorIDs(in: Self.zone)[1]
         let ids = refs.prefix(20).map { Record.ID(recordName: $0.name, zoneID: Self.zone) }
         let pairs: [(QueryPredicate, QueryPredicate, RefCond)] = [
-            (try QueryPredicate.field("isCurrent") == 1, try QueryPredicate(format: "isCurrent == 1"), .compare("isCurrent", .eq, .int64(1))),
+            (
+                try QueryPredicate.field("isCurrent") == 1, try QueryPredicate(format: "isCurrent == 1"),
+                .compare("isCurrent", .eq, .int64(1))
+            ),
             (
                 try QueryPredicate.field("score").between(2, 6) && .field("tags").contains("red"),
                 try QueryPredicate(format: "score BETWEEN {2, 6} AND tags CONTAINS 'red'"),
@@ -143,7 +146,8 @@ import FogKitTesting
                 try QueryPredicate.recordID.notIn(ids) && .field("author") == author,
                 try QueryPredicate(format: "NOT (recordID IN %@) AND author == %@", ids, author),
                 .and([
-                    .not(.oneOf("recordID", ids.map { RefEval.ref($0.recordName) })), .compare("author", .eq, RefEval.ref(author.recordName)),
+                    .not(.oneOf("recordID", ids.map { RefEval.ref($0.recordName) })),
+                    .compare("author", .eq, RefEval.ref(author.recordName)),
                 ])
             ),
             (
@@ -151,7 +155,10 @@ import FogKitTesting
                 try QueryPredicate(format: "distanceToLocation:fromLocation:(location, %@) < 30", paris),
                 .within("location", paris, km: 30, inclusive: false)
             ),
-            (QueryPredicate.tokens("swift zebra"), try QueryPredicate(format: "self CONTAINS 'swift zebra'"), .tokens("swift zebra", all: false)),
+            (
+                QueryPredicate.tokens("swift zebra"), try QueryPredicate(format: "self CONTAINS 'swift zebra'"),
+                .tokens("swift zebra", all: false)
+            ),
             (
                 try QueryPredicate.field("title").notBeginsWith("a") && .field("tags").anyBeginsWith("re"),
                 try QueryPredicate(format: "NOT (title BEGINSWITH 'a') AND ANY tags BEGINSWITH 're'"),

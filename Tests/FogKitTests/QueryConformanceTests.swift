@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// One row of the conformance table: a predicate in CloudKit's format, its meaning for the
 /// brute-force evaluator, and optionally a sort.
@@ -81,19 +81,22 @@ enum QueryTable {
         let antimeridian = Location(latitude: 0, longitude: 180)
         let northPole = Location(latitude: 90, longitude: 0)
         let sydney = Location(latitude: -33.8688, longitude: 151.2093)
-        let body = ctx.posts.lazy.compactMap { r -> String? in
-            if case .string(let b) = r.value("body") { return b } else { return nil }
-        }.first ?? "alpha"
+        let body =
+            ctx.posts.lazy.compactMap { r -> String? in
+                if case .string(let b) = r.value("body") { return b } else { return nil }
+            }.first ?? "alpha"
         let distance = "distanceToLocation:fromLocation:(location, %@)"
-        let storedCreatedAt = ctx.posts.lazy.compactMap { r -> Date? in
-            if case .date(let d) = r.value("createdAt") { return d } else { return nil }
-        }.first ?? ctx.date(10)
+        let storedCreatedAt =
+            ctx.posts.lazy.compactMap { r -> Date? in
+                if case .date(let d) = r.value("createdAt") { return d } else { return nil }
+            }.first ?? ctx.date(10)
         // Two tokens of one stored body, upper-cased: TOKENMATCHES finds at least that record.
-        let bodyTokens = ctx.posts.lazy.compactMap { r -> String? in
-            guard case .string(let b) = r.value("body") else { return nil }
-            let t = RefEval.tokens(b)
-            return t.count >= 2 ? "\(t[0].uppercased()) \(t[t.count - 1])" : nil
-        }.first ?? "alpha beta"
+        let bodyTokens =
+            ctx.posts.lazy.compactMap { r -> String? in
+                guard case .string(let b) = r.value("body") else { return nil }
+                let t = RefEval.tokens(b)
+                return t.count >= 2 ? "\(t[0].uppercased()) \(t[t.count - 1])" : nil
+            }.first ?? "alpha beta"
 
         return [
             // The seeds' queries.
@@ -106,7 +109,9 @@ enum QueryTable {
                 "publishedAt <= %@", [ctx.date(50)], .compare("publishedAt", .le, .date(ctx.date(50))),
                 name: "seed (all batches): publishedAt <= %@ sorted by -modificationDate", sorts: [desc("modificationDate")],
                 served: true),
-            shape("%K == %@", ["author", reference(a[1])], .compare("author", .eq, ref(a[1].recordName)), name: "seed: %K == %@ (reference)", served: true),
+            shape(
+                "%K == %@", ["author", reference(a[1])], .compare("author", .eq, ref(a[1].recordName)), name: "seed: %K == %@ (reference)",
+                served: true),
             shape(
                 "NOT (recordID IN %@) AND author == %@", [sample, reference(a[2])],
                 .and([.not(.oneOf("recordID", sampleRefs)), .compare("author", .eq, ref(a[2].recordName))]),
@@ -142,8 +147,12 @@ enum QueryTable {
             shape("ratio != 0", [], .compare("ratio", .ne, i(0)), served: false),
 
             // STRING: bytes, case- and diacritic-sensitive.
-            shape("title == 'Caf\u{E9} society'", [], .compare("title", .eq, s("Caf\u{E9} society")), name: "title == 'Café society' (composed é)", served: true),
-            shape("title == %@", ["Cafe\u{301} society"], .compare("title", .eq, s("Cafe\u{301} society")), name: "title == %@ (decomposed é)", served: true),
+            shape(
+                "title == 'Caf\u{E9} society'", [], .compare("title", .eq, s("Caf\u{E9} society")),
+                name: "title == 'Café society' (composed é)", served: true),
+            shape(
+                "title == %@", ["Cafe\u{301} society"], .compare("title", .eq, s("Cafe\u{301} society")),
+                name: "title == %@ (decomposed é)", served: true),
             shape("title == \"hello World\"", [], .compare("title", .eq, s("hello World")), served: true),
             shape("title == ''", [], .compare("title", .eq, s("")), served: true),
             shape("title != 'Apple pie'", [], .compare("title", .ne, s("Apple pie")), served: false),
@@ -170,25 +179,31 @@ enum QueryTable {
             shape(
                 "createdAt BETWEEN %@", [[ctx.date(20), ctx.date(40)]], .between("createdAt", .date(ctx.date(20)), .date(ctx.date(40))),
                 served: true),
-            shape("createdAt == %@", [storedCreatedAt], .compare("createdAt", .eq, .date(storedCreatedAt)), name: "createdAt == %@ (a stored date)", served: true),
+            shape(
+                "createdAt == %@", [storedCreatedAt], .compare("createdAt", .eq, .date(storedCreatedAt)),
+                name: "createdAt == %@ (a stored date)", served: true),
             shape("publishedAt > %@", [ctx.date(80)], .compare("publishedAt", .gt, .date(ctx.date(80))), served: true),
 
             // BYTES: equality (ordering conditions on bytes are refused by the predicate language;
             // the byte order is checked by the sort on `code` below).
             shape("code == %@", [Data([0, 1])], .compare("code", .eq, .bytes(Data([0, 1]))), served: true),
             shape("code != %@", [Data([0xFF])], .compare("code", .ne, .bytes(Data([0xFF]))), served: false),
-            shape("code IN %@", [[Data([0]), Data([0x7F, 0x80])]], .oneOf("code", [.bytes(Data([0])), .bytes(Data([0x7F, 0x80]))]), served: true),
+            shape(
+                "code IN %@", [[Data([0]), Data([0x7F, 0x80])]], .oneOf("code", [.bytes(Data([0])), .bytes(Data([0x7F, 0x80]))]),
+                served: true),
 
             // LIST<STRING>, LIST<INT64>: membership.
             shape("tags CONTAINS 'red'", [], .listHas("tags", s("red")), served: true),
             shape("ANY tags = 'Red'", [], .listHas("tags", s("Red")), served: true),
             shape("SOME tags == 'reef'", [], .listHas("tags", s("reef")), served: true),
             shape("'blue' IN tags", [], .listHas("tags", s("blue")), served: true),
-            shape("%K CONTAINS %@", ["tags", "r\u{E9}d"], .listHas("tags", s("r\u{E9}d")), name: "%K CONTAINS %@ (tags, 'réd')", served: true),
+            shape(
+                "%K CONTAINS %@", ["tags", "r\u{E9}d"], .listHas("tags", s("r\u{E9}d")), name: "%K CONTAINS %@ (tags, 'réd')", served: true),
             shape("ANY tags IN {'green', 'rouge'}", [], .listHasAny("tags", [s("green"), s("rouge")]), served: true),
             shape("ANY tags IN %@", [["u", "nothing"]], .listHasAny("tags", [s("u"), s("nothing")]), served: true),
             shape("ANY tags BEGINSWITH 're'", [], .listAnyBeginsWith("tags", "re"), served: true),
-            shape("ANY tags BEGINSWITH %@", ["\u{DC}"], .listAnyBeginsWith("tags", "\u{DC}"), name: "ANY tags BEGINSWITH 'Ü'", served: true),
+            shape(
+                "ANY tags BEGINSWITH %@", ["\u{DC}"], .listAnyBeginsWith("tags", "\u{DC}"), name: "ANY tags BEGINSWITH 'Ü'", served: true),
             shape("NOT (tags CONTAINS 'red')", [], .not(.listHas("tags", s("red"))), served: false),
             shape("NOT (ANY tags IN {'green', 'blue'})", [], .not(.listHasAny("tags", [s("green"), s("blue")])), served: false),
             shape("NOT (ANY tags BEGINSWITH 'r')", [], .not(.listAnyBeginsWith("tags", "r")), served: false),
@@ -221,29 +236,49 @@ enum QueryTable {
                 .and([.tokens("alpha", all: false), .tokens("gamma", all: false)]), served: true),
 
             // Distance, in kilometres.
-            shape("\(distance) < 25", [paris], .within("location", paris, km: 25, inclusive: false), name: "distance from Paris < 25 km", served: true),
-            shape("\(distance) <= %@", [paris, 60.5], .within("location", paris, km: 60.5, inclusive: true), name: "distance from Paris <= 60.5 km", served: true),
-            shape("\(distance) < 20", [antimeridian], .within("location", antimeridian, km: 20, inclusive: false), name: "distance across the antimeridian < 20 km", served: true),
-            shape("\(distance) < 30", [northPole], .within("location", northPole, km: 30, inclusive: false), name: "distance from the north pole < 30 km", served: true),
-            shape("\(distance) <= 0", [paris], .within("location", paris, km: 0, inclusive: true), name: "distance from Paris <= 0 km (the exact point)", served: true),
-            shape("\(distance) < 5000", [sydney], .within("location", sydney, km: 5000, inclusive: false), name: "distance from Sydney < 5000 km", served: true),
+            shape(
+                "\(distance) < 25", [paris], .within("location", paris, km: 25, inclusive: false), name: "distance from Paris < 25 km",
+                served: true),
+            shape(
+                "\(distance) <= %@", [paris, 60.5], .within("location", paris, km: 60.5, inclusive: true),
+                name: "distance from Paris <= 60.5 km", served: true),
+            shape(
+                "\(distance) < 20", [antimeridian], .within("location", antimeridian, km: 20, inclusive: false),
+                name: "distance across the antimeridian < 20 km", served: true),
+            shape(
+                "\(distance) < 30", [northPole], .within("location", northPole, km: 30, inclusive: false),
+                name: "distance from the north pole < 30 km", served: true),
+            shape(
+                "\(distance) <= 0", [paris], .within("location", paris, km: 0, inclusive: true),
+                name: "distance from Paris <= 0 km (the exact point)", served: true),
+            shape(
+                "\(distance) < 5000", [sydney], .within("location", sydney, km: 5000, inclusive: false),
+                name: "distance from Sydney < 5000 km", served: true),
             shape(
                 "\(distance) < 20100", [Location(latitude: 10, longitude: -40)],
                 .within("location", Location(latitude: 10, longitude: -40), km: 20100, inclusive: false),
                 name: "distance < 20100 km (the whole Earth)", served: true),
 
             // REFERENCE: by record name only.
-            shape("author == %@", [reference(a[0])], .compare("author", .eq, ref(a[0].recordName)), name: "author == %@ (reference)", served: true),
+            shape(
+                "author == %@", [reference(a[0])], .compare("author", .eq, ref(a[0].recordName)), name: "author == %@ (reference)",
+                served: true),
             shape(
                 "author == %@", [Record.ID(recordName: a[0].recordName)], .compare("author", .eq, ref(a[0].recordName)),
                 name: "author == %@ (record ID of another zone: the name counts)", served: true),
-            shape("author == %@", [ctx.authorRecords[3]], .compare("author", .eq, ref(a[3].recordName)), name: "author == %@ (a Record)", served: true),
+            shape(
+                "author == %@", [ctx.authorRecords[3]], .compare("author", .eq, ref(a[3].recordName)), name: "author == %@ (a Record)",
+                served: true),
             shape("author != %@", [reference(a[1])], .compare("author", .ne, ref(a[1].recordName)), name: "author != %@", served: false),
-            shape("author IN %@", [[a[0], a[2]]], .oneOf("author", [ref(a[0].recordName), ref(a[2].recordName)]), name: "author IN %@ (record IDs)", served: true),
-            shape("NOT (author IN %@)", [[a[0], a[1]]], .not(.oneOf("author", [ref(a[0].recordName), ref(a[1].recordName)])), served: false),
+            shape(
+                "author IN %@", [[a[0], a[2]]], .oneOf("author", [ref(a[0].recordName), ref(a[2].recordName)]),
+                name: "author IN %@ (record IDs)", served: true),
+            shape(
+                "NOT (author IN %@)", [[a[0], a[1]]], .not(.oneOf("author", [ref(a[0].recordName), ref(a[1].recordName)])), served: false),
 
             // recordID.
-            shape("recordID IN %@", [sample], .oneOf("recordID", sampleRefs), name: "recordID IN %@ (record IDs)", served: true, scans: false),
+            shape(
+                "recordID IN %@", [sample], .oneOf("recordID", sampleRefs), name: "recordID IN %@ (record IDs)", served: true, scans: false),
             shape(
                 "recordID IN %@", [sample.map(reference)], .oneOf("recordID", sampleRefs), name: "recordID IN %@ (references)",
                 served: true, scans: false),
@@ -252,18 +287,28 @@ enum QueryTable {
             shape("recordID != %@", [post3], .compare("recordID", .ne, ref(post3.recordName)), served: false),
 
             // System fields.
-            shape("creationDate > %@", [midCreation], .compare("creationDate", .gt, .date(midCreation)), name: "creationDate > (median)", served: true),
-            shape("creationDate >= %@", [midCreation], .compare("creationDate", .ge, .date(midCreation)), name: "creationDate >= (median)", served: true),
+            shape(
+                "creationDate > %@", [midCreation], .compare("creationDate", .gt, .date(midCreation)), name: "creationDate > (median)",
+                served: true),
+            shape(
+                "creationDate >= %@", [midCreation], .compare("creationDate", .ge, .date(midCreation)), name: "creationDate >= (median)",
+                served: true),
             shape("creationDate <= now()", [], .compareNow("creationDate", .le), served: true),
-            shape("modificationDate < %@", [midModification], .compare("modificationDate", .lt, .date(midModification)), name: "modificationDate < (a third)", served: true),
+            shape(
+                "modificationDate < %@", [midModification], .compare("modificationDate", .lt, .date(midModification)),
+                name: "modificationDate < (a third)", served: true),
             shape(
                 "modificationDate BETWEEN %@", [[midCreation, lateModification]],
-                .between("modificationDate", .date(midCreation), .date(lateModification)), name: "modificationDate BETWEEN %@", served: true),
+                .between("modificationDate", .date(midCreation), .date(lateModification)), name: "modificationDate BETWEEN %@", served: true
+            ),
             shape("creatorUserRecordID == %@", [ctx.me], .compare("creatorUserRecordID", .eq, ref(ctx.me.recordName)), served: true),
             shape("creatorUserRecordID != %@", [ctx.me], .compare("creatorUserRecordID", .ne, ref(ctx.me.recordName)), served: false),
-            shape("lastModifiedUserRecordID == %@", [ctx.me], .compare("lastModifiedUserRecordID", .eq, ref(ctx.me.recordName)), served: true),
+            shape(
+                "lastModifiedUserRecordID == %@", [ctx.me], .compare("lastModifiedUserRecordID", .eq, ref(ctx.me.recordName)), served: true),
             shape("parent == %@", [reference(a[0])], .compare("parent", .eq, ref(a[0].recordName)), served: true),
-            shape("%K == %@", [Record.SystemFieldKey.parent, a[1]], .compare("parent", .eq, ref(a[1].recordName)), name: "%K == %@ (parent)", served: true),
+            shape(
+                "%K == %@", [Record.SystemFieldKey.parent, a[1]], .compare("parent", .eq, ref(a[1].recordName)), name: "%K == %@ (parent)",
+                served: true),
             shape("TRUEPREDICATE", [], .value(true), served: false),
             shape("FALSEPREDICATE", [], .value(false), scans: false),
 
@@ -274,7 +319,8 @@ enum QueryTable {
             shape(
                 "score BETWEEN {0, 6} && title BEGINSWITH 'a' && NOT (ratio == 0)", [],
                 .and([.between("score", i(0), i(6)), .beginsWith("title", "a"), .not(.compare("ratio", .eq, i(0)))]), served: true),
-            shape("self CONTAINS 'alpha' AND score > 2", [], .and([.tokens("alpha", all: false), .compare("score", .gt, i(2))]), served: true),
+            shape(
+                "self CONTAINS 'alpha' AND score > 2", [], .and([.tokens("alpha", all: false), .compare("score", .gt, i(2))]), served: true),
             shape(
                 "\(distance) < 60 AND isCurrent == 1", [paris],
                 .and([.within("location", paris, km: 60, inclusive: false), .compare("isCurrent", .eq, i(1))]),
@@ -297,11 +343,21 @@ enum QueryTable {
             shape("TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by score", sorts: [asc("score")]),
             shape("TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by -score, title", sorts: [desc("score"), asc("title")]),
             shape("TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by title (byte order)", sorts: [asc("title")]),
-            shape("isCurrent == 1", [], .compare("isCurrent", .eq, i(1)), name: "isCurrent == 1 by -createdAt", sorts: [desc("createdAt")], served: true),
-            shape("score BETWEEN {2, 8}", [], .between("score", i(2), i(8)), name: "score BETWEEN {2, 8} by score", sorts: [asc("score")], served: true),
-            shape("score BETWEEN {2, 8}", [], .between("score", i(2), i(8)), name: "score BETWEEN {2, 8} by -score", sorts: [desc("score")], served: true),
-            shape("score > 0", [], .compare("score", .gt, i(0)), name: "score > 0 by -score, first batch of 5", sorts: [desc("score")], served: true, firstBatch: 5),
-            shape("tags CONTAINS 'red'", [], .listHas("tags", s("red")), name: "tags CONTAINS 'red' by title", sorts: [asc("title")], served: true),
+            shape(
+                "isCurrent == 1", [], .compare("isCurrent", .eq, i(1)), name: "isCurrent == 1 by -createdAt", sorts: [desc("createdAt")],
+                served: true),
+            shape(
+                "score BETWEEN {2, 8}", [], .between("score", i(2), i(8)), name: "score BETWEEN {2, 8} by score", sorts: [asc("score")],
+                served: true),
+            shape(
+                "score BETWEEN {2, 8}", [], .between("score", i(2), i(8)), name: "score BETWEEN {2, 8} by -score", sorts: [desc("score")],
+                served: true),
+            shape(
+                "score > 0", [], .compare("score", .gt, i(0)), name: "score > 0 by -score, first batch of 5", sorts: [desc("score")],
+                served: true, firstBatch: 5),
+            shape(
+                "tags CONTAINS 'red'", [], .listHas("tags", s("red")), name: "tags CONTAINS 'red' by title", sorts: [asc("title")],
+                served: true),
             shape("TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by -ratio, createdAt", sorts: [desc("ratio"), asc("createdAt")]),
             shape(
                 "TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by distance from Paris",
@@ -314,8 +370,12 @@ enum QueryTable {
                 "TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by -isCurrent, distance from the antimeridian",
                 sorts: [desc("isCurrent"), Query.SortDescriptor(key: "location", relativeLocation: antimeridian)]),
             shape("TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by creationDate", sorts: [asc("creationDate")]),
-            shape("score > 0", [], .compare("score", .gt, i(0)), name: "score > 0 by -modificationDate", sorts: [desc("modificationDate")], served: true),
-            shape("title BEGINSWITH 'Ca'", [], .beginsWith("title", "Ca"), name: "title BEGINSWITH 'Ca' by -title", sorts: [desc("title")], served: true),
+            shape(
+                "score > 0", [], .compare("score", .gt, i(0)), name: "score > 0 by -modificationDate", sorts: [desc("modificationDate")],
+                served: true),
+            shape(
+                "title BEGINSWITH 'Ca'", [], .beginsWith("title", "Ca"), name: "title BEGINSWITH 'Ca' by -title", sorts: [desc("title")],
+                served: true),
             shape("TRUEPREDICATE", [], .value(true), name: "TRUEPREDICATE by code (bytes)", sorts: [asc("code")]),
             shape(
                 "self CONTAINS 'swift apple'", [], .tokens("swift apple", all: false), name: "self CONTAINS 'swift apple' by -publishedAt",
@@ -430,7 +490,9 @@ enum QueryTable {
                 let got = try page.map { try $0.1.get().recordID.recordName }
                 let want = RefEval.sorted(expected, by: sorts).prefix(first).map(\.name)
                 #expect(got == Array(want), "\(label): first batch of \(first)")
-                #expect((cursor != nil) == (expected.count > first), "\(label): cursor \(cursor.map { "\($0)" } ?? "nil") with \(expected.count) matches")
+                #expect(
+                    (cursor != nil) == (expected.count > first),
+                    "\(label): cursor \(cursor.map { "\($0)" } ?? "nil") with \(expected.count) matches")
                 return
             }
             let records = try await QueryRunner.all(db, query, in: zone, limit: limit, context: label)
@@ -449,8 +511,11 @@ enum QueryTable {
         let got = Set(names), want = Set(expected.map(\.name))
         #expect(
             got == want,
-            "\(label): expected \(want.count) records, got \(got.count); missing [\(QueryRunner.sample(want.subtracting(got)))], extra [\(QueryRunner.sample(got.subtracting(want)))]")
-        #expect(records.allSatisfy { $0.recordType == QueryFixture.postType && $0.recordID.zoneID.zoneName == zone.zoneName }, "\(label): records of another type or zone")
+            "\(label): expected \(want.count) records, got \(got.count); missing [\(QueryRunner.sample(want.subtracting(got)))], extra [\(QueryRunner.sample(got.subtracting(want)))]"
+        )
+        #expect(
+            records.allSatisfy { $0.recordType == QueryFixture.postType && $0.recordID.zoneID.zoneName == zone.zoneName },
+            "\(label): records of another type or zone")
 
         // The content is the stored record's.
         let byName = Dictionary(uniqueKeysWithValues: refs.map { ($0.name, $0) })
@@ -462,13 +527,15 @@ enum QueryTable {
                 contentMismatch.append(record.recordID.recordName)
             }
         }
-        #expect(contentMismatch.isEmpty, "\(label): records whose fields differ from the stored ones: \(QueryRunner.sample(contentMismatch))")
+        #expect(
+            contentMismatch.isEmpty, "\(label): records whose fields differ from the stored ones: \(QueryRunner.sample(contentMismatch))")
 
         guard !sorts.isEmpty else { return }
         let gotRefs = names.compactMap { byName[$0] }
         if let bad = zip(gotRefs, gotRefs.dropFirst()).first(where: { RefEval.compareOrder($0, $1, sorts) > 0 }) {
             Issue.record(
-                "\(label): out of order: \(bad.0.name) (\(RefEval.sortValues(bad.0, sorts))) before \(bad.1.name) (\(RefEval.sortValues(bad.1, sorts)))")
+                "\(label): out of order: \(bad.0.name) (\(RefEval.sortValues(bad.0, sorts))) before \(bad.1.name) (\(RefEval.sortValues(bad.1, sorts)))"
+            )
         }
         guard got == want, duplicates.isEmpty else { return }
         let wantOrder = RefEval.sorted(expected, by: sorts)
@@ -476,7 +543,8 @@ enum QueryTable {
         if let i = names.indices.first(where: { names[$0] != wantNames[$0] }) {
             let g = gotRefs[i], w = wantOrder[i]
             Issue.record(
-                "\(label): order differs from the documented one (sort values, then row in the direction of the last descriptor) at position \(i): got \(g.name) (\(RefEval.sortValues(g, sorts)), row \(g.row)), expected \(w.name) (\(RefEval.sortValues(w, sorts)), row \(w.row))")
+                "\(label): order differs from the documented one (sort values, then row in the direction of the last descriptor) at position \(i): got \(g.name) (\(RefEval.sortValues(g, sorts)), row \(g.row)), expected \(w.name) (\(RefEval.sortValues(w, sorts)), row \(w.row))"
+            )
         }
     }
 }

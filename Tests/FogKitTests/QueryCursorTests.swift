@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Cursors (Docs/Queries.md, "Cursors"): paging returns the whole result in order, writes
 /// between batches neither repeat nor skip unaffected records, cursors survive Codable and
@@ -130,7 +130,8 @@ import FogKitTesting
         // The stream is strictly increasing in (score, row) as returned.
         for (x, y) in zip(stream, stream.dropFirst()) where !RefEval.precedes(x.record, y.record, sorts) {
             Issue.record(
-                "\(y.record.name) (score \(RefEval.sortValues(y.record, sorts)), row \(y.record.row)) in batch \(y.batch) does not come after \(x.record.name) (score \(RefEval.sortValues(x.record, sorts)), row \(x.record.row)) in batch \(x.batch)")
+                "\(y.record.name) (score \(RefEval.sortValues(y.record, sorts)), row \(y.record.row)) in batch \(y.batch) does not come after \(x.record.name) (score \(RefEval.sortValues(x.record, sorts)), row \(x.record.row)) in batch \(x.batch)"
+            )
         }
         var counts: [String: Int] = [:]
         for item in stream { counts[item.record.name, default: 0] += 1 }
@@ -142,7 +143,9 @@ import FogKitTesting
             #expect(late.isEmpty, "\(name), deleted before batch \(batchDeleted), came back in batch \(late.first?.batch ?? -1)")
         }
         for (name, appears) in inserted where !moved.contains(name) {
-            #expect(counts[name, default: 0] == (appears ? 1 : 0), "record \(name), saved between batches, came back \(counts[name] ?? 0) times; expected \(appears ? 1 : 0)")
+            #expect(
+                counts[name, default: 0] == (appears ? 1 : 0),
+                "record \(name), saved between batches, came back \(counts[name] ?? 0) times; expected \(appears ? 1 : 0)")
         }
         for name in moved { #expect(counts[name, default: 0] <= 2, "moved record \(name) came back \(counts[name] ?? 0) times") }
     }
@@ -210,7 +213,8 @@ import FogKitTesting
             let viaOriginal = try await QueryRunner.all(db, query, in: Self.zone, limit: 3)
             let rest = try await db.records(continuingMatchFrom: decoded, resultsLimit: 1000)
             #expect(
-                first.matchResults.map { $0.0.recordName } + rest.matchResults.map { $0.0.recordName } == viaOriginal.map(\.recordID.recordName),
+                first.matchResults.map { $0.0.recordName } + rest.matchResults.map { $0.0.recordName }
+                    == viaOriginal.map(\.recordID.recordName),
                 "\(query)")
         }
     }
@@ -231,7 +235,8 @@ import FogKitTesting
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let predicateKey = object.first { ($0.value as? String) == q.predicate.description }?.key
         let typeKey = object.first { ($0.value as? String) == "Post" }?.key
-        #expect(predicateKey != nil, "the cursor's JSON should hold the predicate's canonical text: \(String(decoding: data, as: UTF8.self))")
+        #expect(
+            predicateKey != nil, "the cursor's JSON should hold the predicate's canonical text: \(String(decoding: data, as: UTF8.self))")
         #expect(typeKey != nil, "the cursor's JSON should hold the record type")
         let tampered: [(String, Any)] = [
             (predicateKey ?? "predicate", "score >= OR 1"),
@@ -259,7 +264,9 @@ import FogKitTesting
             for length in [0, 1, 5, 40] {
                 var copy = object
                 copy["position"] = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }).base64EncodedString()
-                guard let odd = try? decoder.decode(QueryOperation.Cursor.self, from: JSONSerialization.data(withJSONObject: copy)) else { continue }
+                guard let odd = try? decoder.decode(QueryOperation.Cursor.self, from: JSONSerialization.data(withJSONObject: copy)) else {
+                    continue
+                }
                 do {
                     _ = try await db.records(continuingMatchFrom: odd, resultsLimit: 5)
                 } catch let error as FogError {

@@ -1,9 +1,9 @@
 // Edge cases a review found where an index path and the evaluator disagreed (each failed, or
 // trapped, before its fix). Each test states the result the evaluator defines.
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 @Suite struct QueryEdgeCaseTests {
     /// A fresh store for each test (Swift Testing makes a suite instance per test).
@@ -12,14 +12,19 @@ import FogKitTesting
 
     init() throws { store = try TestStore() }
 
-    private func names(_ db: Database, _ type: String, _ zone: RecordZone.ID, _ format: String, _ args: Any..., sort: [Query.SortDescriptor]? = nil, limit: Int = 100) async throws -> [String] {
+    private func names(
+        _ db: Database, _ type: String, _ zone: RecordZone.ID, _ format: String, _ args: Any..., sort: [Query.SortDescriptor]? = nil,
+        limit: Int = 100
+    ) async throws -> [String] {
         let query = Query(recordType: type, predicate: try QueryPredicate(format: format, argumentArray: args))
         query.sortDescriptors = sort
         let (matches, _) = try await db.records(matching: query, inZoneWith: zone, resultsLimit: limit)
         return matches.map(\.0.recordName)
     }
 
-    private func save(_ db: Database, _ zone: RecordZone.ID, _ type: String, _ fields: [(String, [String: any RecordValueProtocol])]) async throws {
+    private func save(
+        _ db: Database, _ zone: RecordZone.ID, _ type: String, _ fields: [(String, [String: any RecordValueProtocol])]
+    ) async throws {
         var records: [Record] = []
         for (name, values) in fields {
             let r = Record(recordType: type, recordID: Record.ID(recordName: name, zoneID: zone))
@@ -46,10 +51,12 @@ import FogKitTesting
     @Test func canonicallyEquivalentShortStrings() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.admin.setIndexes(["tags": .queryable, "name": .queryable], ofRecordType: "Doc")
-        try await save(db, zone, "Doc", [
-            ("both", ["tags": ["\u{e9}", "e\u{301}"]]),
-            ("nfc", ["name": "\u{e9}"]), ("nfd", ["name": "e\u{301}"]),
-        ])
+        try await save(
+            db, zone, "Doc",
+            [
+                ("both", ["tags": ["\u{e9}", "e\u{301}"]]),
+                ("nfc", ["name": "\u{e9}"]), ("nfd", ["name": "e\u{301}"]),
+            ])
         #expect(try await names(db, "Doc", zone, "tags CONTAINS %@", "e\u{301}") == ["both"])
         #expect(Set(try await names(db, "Doc", zone, "name IN %@", ["\u{e9}", "e\u{301}"])) == ["nfc", "nfd"])
     }
@@ -120,7 +127,8 @@ import FogKitTesting
         for center in [-180.0, 180, 179.995, -179.995] {
             let query = Query(
                 recordType: "Spot",
-                predicate: try QueryPredicate(format: "distanceToLocation:fromLocation:(place, %@) < 5", Location(latitude: 10, longitude: center)))
+                predicate: try QueryPredicate(
+                    format: "distanceToLocation:fromLocation:(place, %@) < 5", Location(latitude: 10, longitude: center)))
             #expect(try !db.explain(query, inZoneWith: zone).scansRecordType)
             let (matches, _) = try await db.records(matching: query, inZoneWith: zone)
             #expect(Set(matches.map(\.0.recordName)) == ["east", "west", "nearEast", "nearWest"], "center \(center)")

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// The development and production environments (Docs/Queries.md, "Indexes and environments")
 /// and `explain` (QueryPlan: access path, missing indexes).
@@ -36,7 +36,9 @@ import FogKitTesting
         }
         if let error {
             for word in words {
-                #expect(error.message.contains(word), "\(query): the message \"\(error.message)\" should mention \(word)", sourceLocation: sourceLocation)
+                #expect(
+                    error.message.contains(word), "\(query): the message \"\(error.message)\" should mention \(word)",
+                    sourceLocation: sourceLocation)
             }
         }
     }
@@ -69,7 +71,8 @@ import FogKitTesting
         await Self.expectRefused(try Self.query("TRUEPREDICATE"), in: db, mentioning: ["recordName"])
         await Self.expectRefused(
             try Self.query("distanceToLocation:fromLocation:(location, %@) < 5", paris), in: db, mentioning: ["location"])
-        await Self.expectRefused(try Self.query("creationDate > %@", Date(timeIntervalSinceReferenceDate: 0)), in: db, mentioning: ["sortable"])
+        await Self.expectRefused(
+            try Self.query("creationDate > %@", Date(timeIntervalSinceReferenceDate: 0)), in: db, mentioning: ["sortable"])
 
         // Queryable but not sortable.
         try await store.admin.setIndexes(.queryable, forField: "score", ofRecordType: "Post")
@@ -85,7 +88,8 @@ import FogKitTesting
         try await store.admin.setIndexes(.queryable, forField: Record.SystemFieldKey.recordID, ofRecordType: "Post")
         #expect(try await Self.names(db, try Self.query("TRUEPREDICATE")) == Set(refs.map(\.name)))
         await Self.expectRefused(
-            try Self.query("TRUEPREDICATE", sorts: [.init(key: "createdAt", ascending: false)]), in: db, mentioning: ["createdAt", "sortable"])
+            try Self.query("TRUEPREDICATE", sorts: [.init(key: "createdAt", ascending: false)]), in: db,
+            mentioning: ["createdAt", "sortable"])
         try await store.admin.setIndexes([.queryable, .sortable], forField: "createdAt", ofRecordType: "Post")
         let sorted = try await QueryRunner.all(
             db, try Self.query("TRUEPREDICATE", sorts: [.init(key: "createdAt", ascending: false)]), in: Self.zone, limit: 9)
@@ -195,7 +199,9 @@ import FogKitTesting
         try await store.admin.setIndexes(.queryable, forField: "tags", ofRecordType: "Post")
         try await store.admin.setIndexes(.queryable, forField: "author", ofRecordType: "Post")
 
-        for format in ["score == 3", "score IN {1, 2}", "score > 3", "score BETWEEN {1, 5}", "self CONTAINS 'alpha'", "tags CONTAINS 'red'"] {
+        for format in [
+            "score == 3", "score IN {1, 2}", "score > 3", "score BETWEEN {1, 5}", "self CONTAINS 'alpha'", "tags CONTAINS 'red'",
+        ] {
             let p = try plan(try Self.query(format))
             #expect(!p.scansRecordType, "\(format): an index serves it\n\(p)")
             #expect(p.missingIndexes.isEmpty, "\(format)\n\(p)")

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Queryable-only indexes keep long strings and bytes as hashes; equality, IN and list
 /// membership still find exactly the matching records, through updates and deletes.
@@ -15,7 +15,10 @@ import FogKitTesting
     @Test func longValuesInQueryableOnlyFieldsAreFoundExactly() async throws {
         let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
         try await store.admin.setIndexes(["author": .queryable, "labels": .queryable, "blob": .queryable], ofRecordType: "Doc")
-        let authors = ["an author with a long name", "an author with a long name!", "short", "e\u{301}tienne the long-named author", "\u{e9}tienne the long-named author"]
+        let authors = [
+            "an author with a long name", "an author with a long name!", "short", "e\u{301}tienne the long-named author",
+            "\u{e9}tienne the long-named author",
+        ]
         var saved: [Record] = []
         for i in 0..<40 {
             let record = Record(recordType: "Doc", recordID: Record.ID(recordName: "d\(i)", zoneID: zone))

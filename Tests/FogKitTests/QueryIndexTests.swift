@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Index maintenance: indexes follow saves, updates, deletes, cascades, zone deletion and
 /// index removal, in the same transaction as the records; query results stay those of brute
@@ -16,7 +16,8 @@ import FogKitTesting
 
     /// Runs every shape of the conformance table against the records named `names`, fetched by ID.
     static func checkAllShapes(
-        _ db: Database, container: Container, admin: Container.Administrator, names: [String], zone: RecordZone.ID = zone, limit: Int = 25, label: String
+        _ db: Database, container: Container, admin: Container.Administrator, names: [String], zone: RecordZone.ID = zone, limit: Int = 25,
+        label: String
     ) async throws {
         let refs = try await QueryRunner.fetch(db, names: names, in: zone)
         let ctx = ShapeContext(
@@ -114,13 +115,15 @@ import FogKitTesting
         let other = RecordZone.ID(zoneName: "Other")
         let blog = try await QueryFixture.populate(db, count: 50, seed: 311)
         let inOther = try await QueryFixture.populate(db, count: 50, seed: 312, zone: other)
-        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: inOther.map(\.name), zone: other, label: "zone Other")
+        try await Self.checkAllShapes(
+            db, container: container, admin: store.admin, names: inOther.map(\.name), zone: other, label: "zone Other")
 
         try await db.deleteRecordZone(withID: other)
         let all = Query(recordType: QueryFixture.postType, predicate: QueryPredicate(value: true))
         await expectFogError(.zoneNotFound) { try await db.records(matching: all, inZoneWith: other) }
         #expect(try store.admin.checkIntegrity().isSound)
-        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: blog.map(\.name), label: "zone Blog after deleting Other")
+        try await Self.checkAllShapes(
+            db, container: container, admin: store.admin, names: blog.map(\.name), label: "zone Blog after deleting Other")
 
         // The zone comes back empty: no stale entry answers any query.
         try await db.save(RecordZone(zoneID: other))
@@ -134,7 +137,8 @@ import FogKitTesting
         }
         // New records under the old names are found as themselves.
         let again = try await QueryFixture.populate(db, count: 20, seed: 313, zone: other)
-        try await Self.checkAllShapes(db, container: container, admin: store.admin, names: again.map(\.name), zone: other, label: "zone Other recreated")
+        try await Self.checkAllShapes(
+            db, container: container, admin: store.admin, names: again.map(\.name), zone: other, label: "zone Other recreated")
     }
 
     @Test func removingAndReAddingIndexes() async throws {
@@ -163,7 +167,8 @@ import FogKitTesting
             for (format, predicate, cond) in cases {
                 let q = Query(recordType: QueryFixture.postType, predicate: predicate)
                 q.sortDescriptors = format == "score > 5" ? [.init(key: "score", ascending: false)] : nil
-                let got = try await QueryRunner.all(db, q, in: Self.zone, limit: 7, context: "\(label) \(format)").map(\.recordID.recordName)
+                let got = try await QueryRunner.all(db, q, in: Self.zone, limit: 7, context: "\(label) \(format)").map(
+                    \.recordID.recordName)
                 let want = current.filter { RefEval.matches(cond, $0, searchFields: searchable) }
                 #expect(Set(got) == Set(want.map(\.name)), "\(label): \(format)")
                 if let sorts = q.sortDescriptors {
@@ -178,7 +183,8 @@ import FogKitTesting
             for _ in 0..<20 {
                 let record = try await db.record(for: Record.ID(recordName: rng.pick(names), zoneID: Self.zone))
                 record.setFieldValue(rng.chance(0.8) ? .int64(Int64(rng.int(-3...12))) : nil, forKey: "score")
-                record.setFieldValue(rng.chance(0.8) ? .string(rng.pick(QueryFixture.words) + " " + rng.pick(QueryFixture.words)) : nil, forKey: "title")
+                record.setFieldValue(
+                    rng.chance(0.8) ? .string(rng.pick(QueryFixture.words) + " " + rng.pick(QueryFixture.words)) : nil, forKey: "title")
                 record.setFieldValue(rng.chance(0.8) ? .location(QueryFixture.randomLocation(&rng)) : nil, forKey: "location")
                 try await db.save(record)
             }

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 // A brute-force evaluator of FogKit queries, written from Docs/Queries.md alone, and the random
 // "Post" data the query suites share. Nothing here calls FogKit's own predicate evaluator: the
@@ -55,7 +55,14 @@ struct RefRecord: Sendable, CustomStringConvertible {
 
 // MARK: - Conditions
 
-enum RefOp: String, Sendable { case eq = "==", ne = "!=", lt = "<", le = "<=", gt = ">", ge = ">=" }
+enum RefOp: String, Sendable {
+    case eq = "=="
+    case ne = "!="
+    case lt = "<"
+    case le = "<="
+    case gt = ">"
+    case ge = ">="
+}
 
 /// A predicate, as the brute-force evaluator reads it.
 indirect enum RefCond: Sendable {
@@ -468,12 +475,17 @@ enum QueryRunner {
         let cap = limit == QueryOperation.maximumResults ? QueryOperation.defaultBatchSize : limit
         var (page, cursor) = try await db.records(matching: query, inZoneWith: zone, desiredKeys: desiredKeys, resultsLimit: limit)
         var records = try page.map { try $0.1.get() }
-        #expect(page.count <= cap, "\(context): a batch of \(page.count) records exceeds the limit \(limit)", sourceLocation: sourceLocation)
+        #expect(
+            page.count <= cap, "\(context): a batch of \(page.count) records exceeds the limit \(limit)", sourceLocation: sourceLocation)
         var batches = 1
         while let next = cursor {
             let (more, nextCursor) = try await db.records(continuingMatchFrom: next, desiredKeys: desiredKeys, resultsLimit: limit)
-            #expect(!more.isEmpty, "\(context): batch \(batches + 1) is empty although the previous batch returned a cursor", sourceLocation: sourceLocation)
-            #expect(more.count <= cap, "\(context): a batch of \(more.count) records exceeds the limit \(limit)", sourceLocation: sourceLocation)
+            #expect(
+                !more.isEmpty, "\(context): batch \(batches + 1) is empty although the previous batch returned a cursor",
+                sourceLocation: sourceLocation)
+            #expect(
+                more.count <= cap, "\(context): a batch of \(more.count) records exceeds the limit \(limit)", sourceLocation: sourceLocation
+            )
             records += try more.map { try $0.1.get() }
             cursor = nextCursor
             batches += 1

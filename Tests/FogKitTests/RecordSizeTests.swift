@@ -1,7 +1,8 @@
-@testable import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
+
+@testable import FogKit
 
 /// The record size limit is computed from values without encoding them; the computation
 /// must equal the encoded size for every kind of value.

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// CKRecord behaviour (reference §3.1–3.6, §4.1): defaults, value types and
 /// how they are stored, changed keys, copies, system fields and parents.
@@ -84,7 +84,9 @@ import FogKitTesting
         r["doubleList"] = [1.5, -2.25]
         r["bytesList"] = [Data([1]), Data()]
         r["dateList"] = [date, Date(timeIntervalSince1970: 0)]
-        r["locationList"] = [location, Location(latitude: -10, longitude: 20, altitude: 0, horizontalAccuracy: 1, verticalAccuracy: -1, timestamp: date)]
+        r["locationList"] = [
+            location, Location(latitude: -10, longitude: 20, altitude: 0, horizontalAccuracy: 1, verticalAccuracy: -1, timestamp: date),
+        ]
         r["referenceList"] = [reference, Record.Reference(recordID: .init(recordName: "elsewhere"), action: .none)]
         r["assetList"] = [Asset(fileURL: file1), Asset(fileURL: file2)]
         let saved = try await db.save(r)
@@ -117,7 +119,11 @@ import FogKitTesting
             let datel: [Date]? = got["dateList"]
             #expect(datel == [date, Date(timeIntervalSince1970: 0)])
             let ll: [Location]? = got["locationList"]
-            #expect(ll == [location, Location(latitude: -10, longitude: 20, altitude: 0, horizontalAccuracy: 1, verticalAccuracy: -1, timestamp: date)])
+            #expect(
+                ll == [
+                    location,
+                    Location(latitude: -10, longitude: 20, altitude: 0, horizontalAccuracy: 1, verticalAccuracy: -1, timestamp: date),
+                ])
             let rl: [Record.Reference]? = got["referenceList"]
             #expect(rl == [reference, Record.Reference(recordID: .init(recordName: "elsewhere"), action: .none)])
             // Stored forms.
@@ -147,17 +153,18 @@ import FogKitTesting
         #expect(try Data(contentsOf: #require(asset?.fileURL)) == Data("v1".utf8))
     }
 
-    @Test(arguments: [
-        (Int64(42) as any RecordValueProtocol & Sendable, Int64(42)),
-        (Int(-7), Int64(-7)),
-        (Int32(Int32.max), Int64(Int32.max)),
-        (Int16(-300), Int64(-300)),
-        (Int8(-8), Int64(-8)),
-        (UInt8(200), Int64(200)),
-        (UInt32(UInt32.max), Int64(UInt32.max)),
-        (true, Int64(1)),
-        (false, Int64(0)),
-    ] as [(any RecordValueProtocol & Sendable, Int64)])
+    @Test(
+        arguments: [
+            (Int64(42) as any RecordValueProtocol & Sendable, Int64(42)),
+            (Int(-7), Int64(-7)),
+            (Int32(Int32.max), Int64(Int32.max)),
+            (Int16(-300), Int64(-300)),
+            (Int8(-8), Int64(-8)),
+            (UInt8(200), Int64(200)),
+            (UInt32(UInt32.max), Int64(UInt32.max)),
+            (true, Int64(1)),
+            (false, Int64(0)),
+        ] as [(any RecordValueProtocol & Sendable, Int64)])
     func integersAndBooleansAreStoredAsInt64(value: any RecordValueProtocol & Sendable, stored: Int64) async throws {
         let r = Record(recordType: "Numbers")
         r.setObject(value, forKey: "n")

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Save policies and conflicts (reference §6.3 save policies, §7.3).
 @Suite struct SavePolicyTests {
@@ -57,9 +57,9 @@ import FogKitTesting
         theirs["a"] = "a2-theirs"
         let theirsSaved = try await db.save(theirs)
 
-        mine["a"] = "a2-mine"      // changed
-        mine["b"] = nil            // removed
-        mine["d"] = "new"          // added
+        mine["a"] = "a2-mine"  // changed
+        mine["b"] = nil  // removed
+        mine["d"] = "new"  // added
         let error = try #require(await expectFogError(.serverRecordChanged) { try await db.save(mine) })
         let server = try #require(error.serverRecord)
         #expect(server["a"] as? String == "a2-theirs")
@@ -134,7 +134,7 @@ import FogKitTesting
         let saved = try #require(try result.saveResults[stored.recordID]?.get())
         #expect(saved["a"] as? String == "a2-stale")  // overwritten
         #expect(saved["b"] as? String == "b2-other")  // not changed locally: kept
-        #expect(saved["c"] == nil)                    // removal sent
+        #expect(saved["c"] == nil)  // removal sent
         #expect(saved.recordChangeTag != stale.recordChangeTag)
         let fetched = try await db.record(for: stored.recordID)
         expectSameRecord(fetched, saved)

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 @Suite struct SmokeTests {
     /// A fresh store for each test (Swift Testing makes a suite instance per test).
@@ -36,7 +36,10 @@ import FogKitTesting
             #expect(e.ancestorRecord?["title"] as? String == "Groceries")
         }
         try await db.deleteRecord(withID: note.recordID)
-        do { _ = try await db.record(for: note.recordID); Issue.record("expected unknownItem") } catch let e as FogError {
+        do {
+            _ = try await db.record(for: note.recordID)
+            Issue.record("expected unknownItem")
+        } catch let e as FogError {
             #expect(e.code == .unknownItem)
         }
     }

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Change tokens and query cursors keep the way CloudKit code stores them: `NSKeyedArchiver`
 /// with secure coding (and `Codable`).

@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Bad input never hurts data (reference §3.1, §3.4–3.6, §4.1, §6.3, §7): each
 /// malformed save fails with CloudKit's code and leaves the store as it was.

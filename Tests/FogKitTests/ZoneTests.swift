@@ -1,7 +1,7 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Testing
-import FogKitTesting
 
 /// Record zones (reference §2.4, §4.2–4.5): capabilities, where custom zones may
 /// exist, name rules, deletion and per-item results.

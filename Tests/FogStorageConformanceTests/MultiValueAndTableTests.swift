@@ -37,7 +37,9 @@ import Testing
                 // An excluded bound excludes every value of its key.
                 #expect(try txn.entries(m, ScanRange(lower: [6], lowerInclusive: false, upper: [8])).count == values.count)
                 #expect(try txn.entries(m, ScanRange(lower: [6], upper: [7], upperInclusive: false)) == [Entry([6], be(1))])
-                #expect(try txn.entries(m, ScanRange(lower: [6], upper: [7], upperInclusive: true), reverse: true).first == Entry([7], be(0xFF00)))
+                #expect(
+                    try txn.entries(m, ScanRange(lower: [6], upper: [7], upperInclusive: true), reverse: true).first
+                        == Entry([7], be(0xFF00)))
             }
             try store.writeAndWait { txn throws in
                 #expect(try txn.removeValue(be(3), forKey: [7], in: m))
@@ -71,7 +73,9 @@ import Testing
             try store.writeAndWait { txn throws in for pair in pairs.shuffled() { try txn.addValue(pair.value, forKey: pair.key, in: m) } }
             func precedes(_ a: Entry, _ b: Entry) -> Bool { a.key == b.key ? byteOrder(a.value, b.value) : byteOrder(a.key, b.key) }
             try store.read { txn throws in
-                let ranges: [ScanRange] = [.all, .exactly([4]), ScanRange(lower: [3], upper: [6]), ScanRange(lower: [4], lowerInclusive: false, upper: nil)]
+                let ranges: [ScanRange] = [
+                    .all, .exactly([4]), ScanRange(lower: [3], upper: [6]), ScanRange(lower: [4], lowerInclusive: false, upper: nil),
+                ]
                 for range in ranges {
                     let inRange = pairs.filter { range.isAboveLower($0.key) && range.isBelowUpper($0.key) }
                     for key: UInt8 in 1...7 {

@@ -42,7 +42,9 @@ import Testing
             try store.read { txn throws in
                 func check(_ range: ScanRange, _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
                     #expect(try txn.keys(a, range).map { $0[0] } == expected, "\(range)", sourceLocation: sourceLocation)
-                    #expect(try txn.keys(a, range, reverse: true).map { $0[0] } == expected.reversed(), "reverse \(range)", sourceLocation: sourceLocation)
+                    #expect(
+                        try txn.keys(a, range, reverse: true).map { $0[0] } == expected.reversed(), "reverse \(range)",
+                        sourceLocation: sourceLocation)
                 }
                 try check(ScanRange(lower: [30], lowerInclusive: true, upper: [60], upperInclusive: false), [30, 40, 50])
                 try check(ScanRange(lower: [30], lowerInclusive: false, upper: [60], upperInclusive: false), [40, 50])
@@ -108,7 +110,9 @@ import Testing
             ]
             try store.writeAndWait { txn throws in for key in keys { try txn.put([1], forKey: key, in: a) } }
             try store.read { txn throws in
-                for prefix: [UInt8] in [[0x01], [0x01, 0xFF], [0x01, 0xFF, 0xFF], [0xFF], [0xFF, 0xFF], [0xFF, 0xFF, 0xFF], [0x02], [0x03]] {
+                for prefix: [UInt8] in [
+                    [0x01], [0x01, 0xFF], [0x01, 0xFF, 0xFF], [0xFF], [0xFF, 0xFF], [0xFF, 0xFF, 0xFF], [0x02], [0x03],
+                ] {
                     let expected = keys.filter { $0.starts(with: prefix) }
                     #expect(try txn.keys(a, .prefix(prefix)) == expected, "\(prefix)")
                     #expect(try txn.keys(a, .prefix(prefix), reverse: true) == expected.reversed(), "reverse \(prefix)")

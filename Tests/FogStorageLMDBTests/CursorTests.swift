@@ -1,6 +1,6 @@
-import Foundation
 import FogStorage
 import FogStorageLMDB
+import Foundation
 import Testing
 
 @Suite struct CursorTests {
@@ -46,8 +46,10 @@ import Testing
         try withTestEnvironment { environment, a, _ in
             try environment.read { txn throws in
                 for reverse in [false, true] {
-                    for range in [ScanRange.all, .prefix([1]), ScanRange(lower: [1], upper: [2]), ScanRange(lower: [1], upper: nil),
-                                  ScanRange(lower: nil, upper: [1], upperInclusive: true)] {
+                    for range in [
+                        ScanRange.all, .prefix([1]), ScanRange(lower: [1], upper: [2]), ScanRange(lower: [1], upper: nil),
+                        ScanRange(lower: nil, upper: [1], upperInclusive: true),
+                    ] {
                         #expect(try txn.entries(a, range: range, reverse: reverse).isEmpty)
                     }
                 }
@@ -132,8 +134,10 @@ import Testing
             }
             for n in 1...4 { model[Array(repeating: 0xFF, count: n)] = [UInt8(n)] }
             var rng = SplitMix64(seed: 5)
-            var prefixes: [[UInt8]] = [[0x00], [0xFF], [0xFF, 0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0x00, 0xFF], [0x7F, 0xFF, 0xFF],
-                                       [0x42], [0x80, 0x00]]
+            var prefixes: [[UInt8]] = [
+                [0x00], [0xFF], [0xFF, 0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0x00, 0xFF], [0x7F, 0xFF, 0xFF],
+                [0x42], [0x80, 0x00],
+            ]
             for _ in 0..<150 {
                 let key = model.keys.randomElement(using: &rng)!
                 prefixes.append(Array(key.prefix(Int.random(in: 1...key.count, using: &rng))))
@@ -169,8 +173,10 @@ import Testing
             let model = try fill(environment, a, b, seed: 7, count: 50)
             try environment.read { txn throws in
                 for reverse in [false, true] {
-                    for range in [ScanRange(lower: [], lowerInclusive: true, upper: nil), ScanRange(lower: [], lowerInclusive: false, upper: nil),
-                                  ScanRange(lower: [], upper: [], upperInclusive: true), ScanRange(lower: nil, upper: [])] {
+                    for range in [
+                        ScanRange(lower: [], lowerInclusive: true, upper: nil), ScanRange(lower: [], lowerInclusive: false, upper: nil),
+                        ScanRange(lower: [], upper: [], upperInclusive: true), ScanRange(lower: nil, upper: []),
+                    ] {
                         #expect(
                             try txn.entries(a, range: range, reverse: reverse) == expected(model, range, reverse: reverse),
                             "\(range) reverse: \(reverse)")
@@ -235,11 +241,17 @@ import Testing
             try environment.read { txn throws in
                 let cursor = try txn.cursor(on: a)
                 var keys: [[UInt8]] = []
-                try cursor.scan(range: .all, reverse: false) { key, _ in keys.append(Array(key)); return true }
+                try cursor.scan(range: .all, reverse: false) { key, _ in
+                    keys.append(Array(key))
+                    return true
+                }
                 #expect(keys == sortedEntries(model).map(\.key))
                 // The same cursor can scan again, backwards.
                 keys = []
-                try cursor.scan(range: .all, reverse: true) { key, _ in keys.append(Array(key)); return true }
+                try cursor.scan(range: .all, reverse: true) { key, _ in
+                    keys.append(Array(key))
+                    return true
+                }
                 #expect(keys == sortedEntries(model).map(\.key).reversed())
                 cursor.close()
                 cursor.close()

@@ -1,6 +1,6 @@
-import Foundation
 import FogStorage
 import FogStorageLMDB
+import Foundation
 import Testing
 
 /// Tables with sorted duplicates: pairs are added, removed, counted and scanned (whole
@@ -228,7 +228,8 @@ import Testing
             var rng = SplitMix64(seed: 6)
             var model: Set<Pair> = []
             while model.count < 2_000 {
-                model.insert(Pair(key: key(Int.random(in: 0..<300, using: &rng)), value: encode(UInt64.random(in: 1...100_000, using: &rng))))
+                model.insert(
+                    Pair(key: key(Int.random(in: 0..<300, using: &rng)), value: encode(UInt64.random(in: 1...100_000, using: &rng))))
             }
             let sorted = model.sorted()
             try environment.writeAndWait { txn throws in

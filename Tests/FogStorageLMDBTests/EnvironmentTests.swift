@@ -1,6 +1,6 @@
-import Foundation
 import FogStorage
 import FogStorageLMDB
+import Foundation
 import Synchronization
 import Testing
 
@@ -86,9 +86,11 @@ import Testing
             try gate.hold(environment)
             let succeeded = Counter()
             for i in 0..<50 {
-                try environment.enqueueWrite({ try $0.put([UInt8(i)], forKey: key(i), in: a) }, completion: { result in
-                    if case .success = result { succeeded.increment() }
-                })
+                try environment.enqueueWrite(
+                    { try $0.put([UInt8(i)], forKey: key(i), in: a) },
+                    completion: { result in
+                        if case .success = result { succeeded.increment() }
+                    })
             }
             // close() waits for the writer, which waits for the gate. Both sides run
             // on their own threads: nothing here needs the cooperative pool, which
@@ -296,7 +298,6 @@ import Testing
             #expect(try environment.read { try $0.value(forKey: [1], in: environment.table(named: "b")) } == [1])
         }
     }
-
 
     @Test(arguments: [100, 4096, 65536])
     func aGarbageDataFileThrowsIncompatible(size: Int) throws {

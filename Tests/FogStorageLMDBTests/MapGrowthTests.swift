@@ -1,6 +1,6 @@
-import Foundation
 import FogStorage
 import FogStorageLMDB
+import Foundation
 import Synchronization
 import Testing
 
@@ -29,8 +29,10 @@ import Testing
         testConfiguration(initialMapSize: Self.initialMapSize)
     }
 
-    private func checkAll(_ environment: LMDBStore, _ table: Table, count: Int, generation: Int = 0,
-                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func checkAll(
+        _ environment: LMDBStore, _ table: Table, count: Int, generation: Int = 0,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         try environment.read { txn throws in
             #expect(try txn.count(of: table) == count, sourceLocation: sourceLocation)
             var i = 0
@@ -95,16 +97,18 @@ import Testing
             let completed = Counter()
             let done = DispatchSemaphore(value: 0)
             for job in 0..<jobs {
-                try environment.enqueueWrite({ txn in
-                    for j in 0..<perJob {
-                        let i = job * perJob + j
-                        try txn.put(Self.value(i), forKey: key(i), in: a)
-                    }
-                    if job == 7 { throw TestError(id: 7) }
-                }, completion: { result in
-                    if case .failure(let error) = result { failures.withLock { $0[job] = error } }
-                    if completed.increment() == jobs { done.signal() }
-                })
+                try environment.enqueueWrite(
+                    { txn in
+                        for j in 0..<perJob {
+                            let i = job * perJob + j
+                            try txn.put(Self.value(i), forKey: key(i), in: a)
+                        }
+                        if job == 7 { throw TestError(id: 7) }
+                    },
+                    completion: { result in
+                        if case .failure(let error) = result { failures.withLock { $0[job] = error } }
+                        if completed.increment() == jobs { done.signal() }
+                    })
             }
             gate.open()
             done.wait()
@@ -174,18 +178,23 @@ import Testing
             let outcomes = Mutex<[Int: Result<Void, any Error>]>([:])
             let done = DispatchSemaphore(value: 0)
             for job in 0..<jobs {
-                try environment.enqueueWrite({ txn in
-                    if job == 2 {
-                        for i in 0..<1000 {
-                            do { try txn.put(Self.value(i), forKey: key(i), in: a) } catch StorageError.full { return }
+                try environment.enqueueWrite(
+                    { txn in
+                        if job == 2 {
+                            for i in 0..<1000 {
+                                do { try txn.put(Self.value(i), forKey: key(i), in: a) } catch StorageError.full { return }
+                            }
+                        } else {
+                            try txn.put([UInt8(job)], forKey: [UInt8(job)], in: b)
                         }
-                    } else {
-                        try txn.put([UInt8(job)], forKey: [UInt8(job)], in: b)
-                    }
-                }, completion: { result in
-                    let n = outcomes.withLock { $0[job] = result; return $0.count }
-                    if n == jobs { done.signal() }
-                })
+                    },
+                    completion: { result in
+                        let n = outcomes.withLock {
+                            $0[job] = result
+                            return $0.count
+                        }
+                        if n == jobs { done.signal() }
+                    })
             }
             gate.open()
             done.wait()
@@ -239,7 +248,10 @@ import Testing
                         try environment.read { txn throws in
                             // The fixed set is always complete and intact.
                             let i = Int.random(in: 0..<fixed, using: &rng)
-                            guard try txn.withValue(forKey: key(i), in: b, { bytesEqual($0, Self.value(i, generation: 1, size: 200)) }) == true else {
+                            guard
+                                try txn.withValue(forKey: key(i), in: b, { bytesEqual($0, Self.value(i, generation: 1, size: 200)) })
+                                    == true
+                            else {
                                 failures.record("reader \(reader) iteration \(iteration): key \(i) of b is wrong")
                                 return
                             }

@@ -1,6 +1,6 @@
-import Foundation
 import FogStorage
 import FogStorageLMDB
+import Foundation
 import Synchronization
 import Testing
 
@@ -34,7 +34,7 @@ import Testing
             }
             guard let sum = try txn.value(forKey: sumKey, in: table).map(decode) else { return .failure(.init(values: values)) }
             guard values.count == keyCount, let first = values.first, values.allSatisfy({ $0 == first }),
-                  sum == first * UInt64(keyCount)
+                sum == first * UInt64(keyCount)
             else { return .failure(.init(values: values + [sum])) }
             return .success(first)
         }

@@ -1,6 +1,6 @@
-import Foundation
 import FogStorage
 import FogStorageLMDB
+import Foundation
 import Synchronization
 import Testing
 
@@ -73,8 +73,10 @@ import Testing
             #expect(try environment.read { try $0.value(forKey: [5], in: a) } == [1])
             // In one transaction too, and after a delete the key is free again.
             let results = try environment.writeAndWait { txn throws in
-                [try txn.insert([3], forKey: [6], in: a), try txn.insert([4], forKey: [6], in: a),
-                 try txn.delete([6], in: a), try txn.insert([5], forKey: [6], in: a)]
+                [
+                    try txn.insert([3], forKey: [6], in: a), try txn.insert([4], forKey: [6], in: a),
+                    try txn.delete([6], in: a), try txn.insert([5], forKey: [6], in: a),
+                ]
             }
             #expect(results == [true, false, true, true])
             #expect(try environment.read { try $0.value(forKey: [6], in: a) } == [5])
@@ -253,13 +255,15 @@ import Testing
             }
             let outcome = Mutex<Result<Void, any Error>?>(nil)
             let done = DispatchSemaphore(value: 0)
-            try environment.enqueueWrite({ txn in
-                try txn.put([3], forKey: [3], in: a)
-                throw TestError(id: 3)
-            }, completion: { result in
-                outcome.withLock { $0 = result }
-                done.signal()
-            })
+            try environment.enqueueWrite(
+                { txn in
+                    try txn.put([3], forKey: [3], in: a)
+                    throw TestError(id: 3)
+                },
+                completion: { result in
+                    outcome.withLock { $0 = result }
+                    done.signal()
+                })
             done.wait()
             #expect(throws: TestError(id: 3)) { try outcome.withLock { $0 }?.get() }
 
@@ -304,12 +308,14 @@ import Testing
             let seen = Mutex<[UInt8]?>(nil)
             let outcome = Mutex<Result<Void, any Error>?>(nil)
             let done = DispatchSemaphore(value: 0)
-            try environment.enqueueWrite({ try $0.put([4], forKey: [4], in: a) }, completion: { result in
-                // The commit is visible to readers by now.
-                seen.withLock { $0 = try? environment.read { try $0.value(forKey: [4], in: a) } }
-                outcome.withLock { $0 = result }
-                done.signal()
-            })
+            try environment.enqueueWrite(
+                { try $0.put([4], forKey: [4], in: a) },
+                completion: { result in
+                    // The commit is visible to readers by now.
+                    seen.withLock { $0 = try? environment.read { try $0.value(forKey: [4], in: a) } }
+                    outcome.withLock { $0 = result }
+                    done.signal()
+                })
             done.wait()
             #expect(seen.withLock { $0 } == [4])
             #expect(throws: Never.self) { try outcome.withLock { $0 }?.get() }
@@ -362,10 +368,12 @@ import Testing
             let failed = Counter()
             let done = DispatchSemaphore(value: 0)
             for i in 0..<120 {
-                try environment.enqueueWrite({ try $0.put([1], forKey: key(i), in: a) }, completion: { result in
-                    if case .failure = result { failed.increment() }
-                    if completed.increment() == 120 { done.signal() }
-                })
+                try environment.enqueueWrite(
+                    { try $0.put([1], forKey: key(i), in: a) },
+                    completion: { result in
+                        if case .failure = result { failed.increment() }
+                        if completed.increment() == 120 { done.signal() }
+                    })
             }
             gate.open()
             done.wait()
@@ -386,26 +394,28 @@ import Testing
             let done = DispatchSemaphore(value: 0)
             let jobs = 20
             for i in 0..<jobs {
-                try environment.enqueueWrite({ txn in
-                    try txn.put([UInt8(i)], forKey: key(i), in: a)
-                    try txn.put([UInt8(i)], forKey: key(i), in: b)
-                    switch i % 5 {
-                    case 1: throw TestError(id: i)
-                    case 3: try txn.put([1], forKey: [], in: a)  // an LMDB error
-                    case 4:
-                        // Sees the writes of the earlier requests of the group that
-                        // succeeded, and none of those that failed.
-                        let visible = try [1, 2, 3, 4].map { try txn.value(forKey: key(i - $0), in: a) != nil }
-                        if visible != [false, true, false, true] { throw TestError(id: -i) }
-                    default: break
-                    }
-                }, completion: { result in
-                    let count = outcomes.withLock { outcomes -> Int in
-                        outcomes[i] = result
-                        return outcomes.count
-                    }
-                    if count == jobs { done.signal() }
-                })
+                try environment.enqueueWrite(
+                    { txn in
+                        try txn.put([UInt8(i)], forKey: key(i), in: a)
+                        try txn.put([UInt8(i)], forKey: key(i), in: b)
+                        switch i % 5 {
+                        case 1: throw TestError(id: i)
+                        case 3: try txn.put([1], forKey: [], in: a)  // an LMDB error
+                        case 4:
+                            // Sees the writes of the earlier requests of the group that
+                            // succeeded, and none of those that failed.
+                            let visible = try [1, 2, 3, 4].map { try txn.value(forKey: key(i - $0), in: a) != nil }
+                            if visible != [false, true, false, true] { throw TestError(id: -i) }
+                        default: break
+                        }
+                    },
+                    completion: { result in
+                        let count = outcomes.withLock { outcomes -> Int in
+                            outcomes[i] = result
+                            return outcomes.count
+                        }
+                        if count == jobs { done.signal() }
+                    })
             }
             gate.open()
             done.wait()

@@ -221,7 +221,8 @@ import Testing
             let actual = byteOrder(a.encoded, b.encoded)
             outcomes[expected + 1] += 1
             if expected != actual {
-                failures.record("tuple order \(expected), byte order \(actual):\n  \(a) = \(hexString(a.encoded))\n  \(b) = \(hexString(b.encoded))")
+                failures.record(
+                    "tuple order \(expected), byte order \(actual):\n  \(a) = \(hexString(a.encoded))\n  \(b) = \(hexString(b.encoded))")
             }
         }
         failures.finish()
@@ -307,14 +308,16 @@ import Testing
             nested.append("unread")
         }
         writer.append(Int64(7))
-        #expect(writer.bytes == [
-            0x02, 0x61, 0x00,
-            0x05, 0x00, 0xFF, 0x15, 0x05, 0x05, 0x27, 0x00, 0x02, 0x75, 0x6E, 0x72, 0x65, 0x61, 0x64, 0x00, 0x00,
-            0x15, 0x07,
-        ])
-        #expect(try Tuple(decoding: writer.bytes) == [
-            .string("a"), .tuple([.null, .int(5), .tuple([.bool(true)]), .string("unread")]), .int(7),
-        ])
+        #expect(
+            writer.bytes == [
+                0x02, 0x61, 0x00,
+                0x05, 0x00, 0xFF, 0x15, 0x05, 0x05, 0x27, 0x00, 0x02, 0x75, 0x6E, 0x72, 0x65, 0x61, 0x64, 0x00, 0x00,
+                0x15, 0x07,
+            ])
+        #expect(
+            try Tuple(decoding: writer.bytes) == [
+                .string("a"), .tuple([.null, .int(5), .tuple([.bool(true)]), .string("unread")]), .int(7),
+            ])
 
         var reader = KeyReader(writer.bytes)
         let nullBeforeA = reader.readNullIfPresent()
@@ -480,10 +483,13 @@ import Testing
                         case 5: _ = try reader.readBool()
                         case 6: try reader.skipElement()
                         case 7: _ = reader.readNullIfPresent()
-                        default: try reader.readNested { (nested: inout KeyReader) throws(KeyDecodingError) in _ = try nested.readElement() }
+                        default:
+                            try reader.readNested { (nested: inout KeyReader) throws(KeyDecodingError) in _ = try nested.readElement() }
                         }
                     } catch {
-                        if !(0...bytes.count).contains(error.offset) { failures.record("offset \(error.offset) outside \(hexString(bytes))") }
+                        if !(0...bytes.count).contains(error.offset) {
+                            failures.record("offset \(error.offset) outside \(hexString(bytes))")
+                        }
                     }
                 }
             }

@@ -31,10 +31,14 @@ extension BenchRandom {
                 out.append(d < 10 ? 48 + d : 55 + d)
             }
         }
-        hex(a >> 32, 8); out.append(45)
-        hex((a >> 16) & 0xFFFF, 4); out.append(45)
-        hex(a & 0xFFFF, 4); out.append(45)
-        hex(b >> 48, 4); out.append(45)
+        hex(a >> 32, 8)
+        out.append(45)
+        hex((a >> 16) & 0xFFFF, 4)
+        out.append(45)
+        hex(a & 0xFFFF, 4)
+        out.append(45)
+        hex(b >> 48, 4)
+        out.append(45)
         hex(b & 0xFFFF_FFFF_FFFF, 12)
         return String(decoding: out, as: UTF8.self)
     }

@@ -17,6 +17,7 @@
 
 import Foundation
 import GRDB
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,10 +51,14 @@ func uuid(_ r: inout SplitMix64) -> String {
             out.append(d < 10 ? 48 + d : 55 + d)
         }
     }
-    hex(a >> 32, 8); out.append(45)
-    hex((a >> 16) & 0xFFFF, 4); out.append(45)
-    hex(a & 0xFFFF, 4); out.append(45)
-    hex(b >> 48, 4); out.append(45)
+    hex(a >> 32, 8)
+    out.append(45)
+    hex((a >> 16) & 0xFFFF, 4)
+    out.append(45)
+    hex(a & 0xFFFF, 4)
+    out.append(45)
+    hex(b >> 48, 4)
+    out.append(45)
     hex(b & 0xFFFF_FFFF_FFFF, 12)
     return String(decoding: out, as: UTF8.self)
 }
@@ -74,10 +79,17 @@ struct Post: FetchableRecord, PersistableRecord {
     var tags: [String]
     var author: String
 
-    init(recordName: String, title: String, body: String, score: Int64,
-         createdAt: Double, tags: [String], author: String) {
-        self.recordName = recordName; self.title = title; self.body = body
-        self.score = score; self.createdAt = createdAt; self.tags = tags; self.author = author
+    init(
+        recordName: String, title: String, body: String, score: Int64,
+        createdAt: Double, tags: [String], author: String
+    ) {
+        self.recordName = recordName
+        self.title = title
+        self.body = body
+        self.score = score
+        self.createdAt = createdAt
+        self.tags = tags
+        self.author = author
     }
 
     // Rows are always selected with `Post.columns`, in that order.
@@ -123,8 +135,10 @@ func generate() -> (authors: [String], posts: [Post]) {
             if !tags.contains(v) { tags.append(v) }
         }
         let author = authors[r.below(NAUTH)]
-        posts.append(Post(recordName: name, title: title, body: body, score: score,
-                          createdAt: createdAt, tags: tags.map { "t\($0)" }, author: author))
+        posts.append(
+            Post(
+                recordName: name, title: title, body: body, score: score,
+                createdAt: createdAt, tags: tags.map { "t\($0)" }, author: author))
     }
     return (authors, posts)
 }
@@ -149,10 +163,13 @@ func measure(_ name: String, ops: Int, _ body: () throws -> UInt64) rethrows {
     let check = try body()
     let dt = now() - t0, dc = cpu() - c0
     let pad = { (s: String, w: Int) in String(repeating: " ", count: max(0, w - s.count)) + s }
-    emit([name.padding(toLength: 16, withPad: " ", startingAt: 0),
-          pad(String(Int((Double(ops) / dt).rounded())), 12), "ops/s",
-          pad(String(format: "%.4f", dt), 9), "s",
-          String(format: "cpu=%.4f", dc), "check=\(check)"].joined(separator: " "))
+    emit(
+        [
+            name.padding(toLength: 16, withPad: " ", startingAt: 0),
+            pad(String(Int((Double(ops) / dt).rounded())), 12), "ops/s",
+            pad(String(format: "%.4f", dt), 9), "s",
+            String(format: "cpu=%.4f", dc), "check=\(check)",
+        ].joined(separator: " "))
 }
 
 /// Unbuffered line output, so progress shows up while a run is going.
@@ -181,26 +198,29 @@ func run(sync: String, cacheMiB: Int?, mmapMiB: Int?) throws {
     // DatabasePool sets synchronous=NORMAL on its writer; override it if asked.
     try pool.writeWithoutTransaction { db in
         try db.execute(sql: "PRAGMA synchronous = \(sync)")
-        try db.execute(sql: """
-            CREATE TABLE post(
-              recordName TEXT PRIMARY KEY NOT NULL,
-              title TEXT NOT NULL, body TEXT NOT NULL,
-              score INTEGER NOT NULL, createdAt REAL NOT NULL,
-              tags TEXT NOT NULL,               -- comma-joined
-              author TEXT NOT NULL);
-            CREATE INDEX post_score ON post(score);
-            CREATE INDEX post_createdAt ON post(createdAt);
-            CREATE INDEX post_author ON post(author);
-            CREATE TABLE post_tag(
-              tag TEXT NOT NULL, recordName TEXT NOT NULL,
-              PRIMARY KEY(tag, recordName)) WITHOUT ROWID;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE post(
+                  recordName TEXT PRIMARY KEY NOT NULL,
+                  title TEXT NOT NULL, body TEXT NOT NULL,
+                  score INTEGER NOT NULL, createdAt REAL NOT NULL,
+                  tags TEXT NOT NULL,               -- comma-joined
+                  author TEXT NOT NULL);
+                CREATE INDEX post_score ON post(score);
+                CREATE INDEX post_createdAt ON post(createdAt);
+                CREATE INDEX post_author ON post(author);
+                CREATE TABLE post_tag(
+                  tag TEXT NOT NULL, recordName TEXT NOT NULL,
+                  PRIMARY KEY(tag, recordName)) WITHOUT ROWID;
+                """)
         let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "?"
         let syn = try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
         let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
         let mmap = try Int.fetchOne(db, sql: "PRAGMA mmap_size") ?? 0
         let version = try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "?"
-        emit("# grdb journal_mode=\(mode) synchronous=\(syn) (1=NORMAL 2=FULL) cache_size=\(cache) mmap_size=\(mmap) N=\(N) batch=\(BATCH) sqlite=\(version) dir=\(dir)")
+        emit(
+            "# grdb journal_mode=\(mode) synchronous=\(syn) (1=NORMAL 2=FULL) cache_size=\(cache) mmap_size=\(mmap) N=\(N) batch=\(BATCH) sqlite=\(version) dir=\(dir)"
+        )
     }
 
     // W1: insert in transactions of 400 (post row + its 3 post_tag rows)

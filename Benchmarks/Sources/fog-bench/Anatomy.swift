@@ -8,7 +8,8 @@ import Foundation
 func fetchAnatomy() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
-    let container = try Container(identifier: "iCloud.fog.bench", directory: directory, user: "bench", configuration: .init(durability: .none))
+    let container = try Container(
+        identifier: "iCloud.fog.bench", directory: directory, user: "bench", configuration: .init(durability: .none))
     defer { container.close() }
     let database = container.privateCloudDatabase
     let zone = try await database.save(RecordZone(zoneName: "Posts")).zoneID

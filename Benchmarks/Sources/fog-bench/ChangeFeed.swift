@@ -36,7 +36,8 @@ func changeFeed(rounds: Int) async throws {
         _ = try await database.modifyRecords(saving: (batch..<batch + 400).map { post(20_000 + $0, score: $0) }, deleting: [])
     }
     for batch in stride(from: 0, to: 2_000, by: 400) {
-        _ = try await database.modifyRecords(saving: [], deleting: (batch..<batch + 400).map { Record.ID(recordName: "post-\($0 * 5 + 1)", zoneID: zone) })
+        _ = try await database.modifyRecords(
+            saving: [], deleting: (batch..<batch + 400).map { Record.ID(recordName: "post-\($0 * 5 + 1)", zoneID: zone) })
     }
     var best: (seconds: Double, cpu: Double, count: Int)?
     for round in 1...rounds {

@@ -37,9 +37,10 @@ private func generate() -> (authors: [String], posts: [Post]) {
             if !tags.contains(v) { tags.append(v) }
         }
         let author = authors[r.below(authorCount)]
-        posts.append(Post(
-            recordName: name, title: title, body: body, score: score, createdAt: createdAt, tags: tags.map { "t\($0)" },
-            author: author))
+        posts.append(
+            Post(
+                recordName: name, title: title, body: body, score: score, createdAt: createdAt, tags: tags.map { "t\($0)" },
+                author: author))
     }
     return (authors, posts)
 }
@@ -71,22 +72,23 @@ private func measure(_ name: String, ops: Int, _ body: () async throws -> UInt64
     FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)
 }
 
-private extension Record {
-    func int64(_ key: String) -> Int64 {
+extension Record {
+    fileprivate func int64(_ key: String) -> Int64 {
         guard case .int64(let v)? = fieldValue(forKey: key) else { fatalError("\(key) is not an INT64") }
         return v
     }
-    func string(_ key: String) -> String {
+    fileprivate func string(_ key: String) -> String {
         guard case .string(let v)? = fieldValue(forKey: key) else { fatalError("\(key) is not a STRING") }
         return v
     }
-    func strings(_ key: String) -> [String] {
+    fileprivate func strings(_ key: String) -> [String] {
         guard case .stringList(let v)? = fieldValue(forKey: key) else { fatalError("\(key) is not a LIST<STRING>") }
         return v
     }
     /// The reference programs' digest of a post.
-    var digest: UInt64 {
-        UInt64(int64("score")) &+ UInt64(string("title").utf8.count + string("body").utf8.count + string("author").utf8.count + strings("tags").count)
+    fileprivate var digest: UInt64 {
+        UInt64(int64("score"))
+            &+ UInt64(string("title").utf8.count + string("body").utf8.count + string("author").utf8.count + strings("tags").count)
     }
 }
 
@@ -97,41 +99,49 @@ func referenceWorkloads(durability: Container.Durability) async throws {
     // without W1 (for profiling reads; W4 has changed its scores, so W3–W5 checks differ).
     // FOG_BENCH_KEEP=1 keeps the temporary store for inspection (mdb_stat -a DIR).
     let environment = ProcessInfo.processInfo.environment
-    let directory = environment["FOG_BENCH_STORE"].map { URL(fileURLWithPath: $0) }
+    let directory =
+        environment["FOG_BENCH_STORE"].map { URL(fileURLWithPath: $0) }
         ?? FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
-    let reuse = environment["FOG_BENCH_STORE"] != nil
+    let reuse =
+        environment["FOG_BENCH_STORE"] != nil
         && FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
     defer {
         if environment["FOG_BENCH_KEEP"] == nil, environment["FOG_BENCH_STORE"] == nil {
             try? FileManager.default.removeItem(at: directory)
         }
     }
-    let admin = try Container.Administrator(identifier: "iCloud.fog.bench", directory: directory, configuration: .init(durability: durability))
+    let admin = try Container.Administrator(
+        identifier: "iCloud.fog.bench", directory: directory, configuration: .init(durability: durability))
     let container = try admin.container(user: "bench")
     let database = container.privateCloudDatabase
     let zone = reuse ? RecordZone.ID(zoneName: "Posts") : try await database.save(RecordZone(zoneName: "Posts")).zoneID
-    if !reuse { try await admin.setIndexes(
-        ["score": [.queryable, .sortable], "createdAt": .sortable, "author": .queryable, "tags": .queryable], ofRecordType: "Post") }
-    FileHandle.standardOutput.write("# fogkit durability=\(durability) N=\(postCount) batch=\(batchSize) dir=\(directory.path)\n".data(using: .utf8)!)
+    if !reuse {
+        try await admin.setIndexes(
+            ["score": [.queryable, .sortable], "createdAt": .sortable, "author": .queryable, "tags": .queryable], ofRecordType: "Post")
+    }
+    FileHandle.standardOutput.write(
+        "# fogkit durability=\(durability) N=\(postCount) batch=\(batchSize) dir=\(directory.path)\n".data(using: .utf8)!)
     let ids = posts.map { Record.ID(recordName: $0.recordName, zoneID: zone) }
 
-    if !reuse { try await measure("W1-insert", ops: postCount) {
-        for b in stride(from: 0, to: postCount, by: batchSize) {
-            let records = (b..<min(b + batchSize, postCount)).map { i -> Record in
-                let p = posts[i]
-                let record = Record(recordType: "Post", recordID: ids[i])
-                record["title"] = p.title
-                record["body"] = p.body
-                record["score"] = p.score
-                record["createdAt"] = Date(timeIntervalSince1970: p.createdAt)
-                record["tags"] = p.tags
-                record["author"] = p.author
-                return record
+    if !reuse {
+        try await measure("W1-insert", ops: postCount) {
+            for b in stride(from: 0, to: postCount, by: batchSize) {
+                let records = (b..<min(b + batchSize, postCount)).map { i -> Record in
+                    let p = posts[i]
+                    let record = Record(recordType: "Post", recordID: ids[i])
+                    record["title"] = p.title
+                    record["body"] = p.body
+                    record["score"] = p.score
+                    record["createdAt"] = Date(timeIntervalSince1970: p.createdAt)
+                    record["tags"] = p.tags
+                    record["author"] = p.author
+                    return record
+                }
+                _ = try await database.modifyRecords(saving: records, deleting: [])
             }
-            _ = try await database.modifyRecords(saving: records, deleting: [])
+            return 0
         }
-        return 0
-    } }
+    }
 
     try await measure("W2a-get-1/txn", ops: postCount) {
         var r = BenchRandom(2), check: UInt64 = 0
@@ -167,7 +177,8 @@ func referenceWorkloads(durability: Container.Durability) async throws {
         for _ in 0..<200 {
             let a = Int64(r.next() % 990_000)
             let query = Query(recordType: "Post", predicate: try QueryPredicate(format: "score BETWEEN %@", [a, a + 10_000]))
-            var (matches, cursor) = try await database.records(matching: query, inZoneWith: zone, desiredKeys: ["title"], resultsLimit: 2_000)
+            var (matches, cursor) = try await database.records(
+                matching: query, inZoneWith: zone, desiredKeys: ["title"], resultsLimit: 2_000)
             while true {
                 for (_, result) in matches { check &+= 1_000_000 &+ UInt64(try result.get().string("title").utf8.count) }
                 guard let next = cursor else { break }

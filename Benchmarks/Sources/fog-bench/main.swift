@@ -24,10 +24,13 @@ func report(_ name: String, operations: Int, seconds: Double, cpu: Double, check
 
 /// Saves `requests` single-record requests from `writers` concurrent tasks into a
 /// fresh store; returns saves per second, CPU seconds and records stored.
-func measureWriters(_ writers: Int, durability: Container.Durability, requests: Int) async throws -> (rate: Double, seconds: Double, cpu: Double, stored: Int, commits: Int) {
+func measureWriters(
+    _ writers: Int, durability: Container.Durability, requests: Int
+) async throws -> (rate: Double, seconds: Double, cpu: Double, stored: Int, commits: Int) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
-    let admin = try Container.Administrator(identifier: "iCloud.fog.bench", directory: directory, configuration: .init(durability: durability))
+    let admin = try Container.Administrator(
+        identifier: "iCloud.fog.bench", directory: directory, configuration: .init(durability: durability))
     defer { admin.close() }
     let container = try admin.container(user: "bench")
     defer { container.close() }

@@ -207,7 +207,8 @@ struct AccessPolicy: Sendable {
                 throw FogError(.notAuthenticated, message: "writing needs a user; the container was opened on behalf of nobody")
             }
             if scope != .public {
-                throw FogError(.notAuthenticated, message: "the \(scope) database needs a user; the container was opened on behalf of nobody")
+                throw FogError(
+                    .notAuthenticated, message: "the \(scope) database needs a user; the container was opened on behalf of nobody")
             }
             return
         case .user(let name):
@@ -226,14 +227,18 @@ struct AccessPolicy: Sendable {
             if scope == .public, let creator = request.creator, creator != user {
                 throw FogError(
                     .permissionFailure,
-                    message: "record \(request.recordName ?? "") in the public database can be deleted only by its creator" + cascadeNote(request))
+                    message: "record \(request.recordName ?? "") in the public database can be deleted only by its creator"
+                        + cascadeNote(request))
             }
             if request.recordType == Record.SystemType.userRecord {
-                throw FogError(.permissionFailure, message: "user record \(request.recordName ?? "") cannot be deleted" + cascadeNote(request))
+                throw FogError(
+                    .permissionFailure, message: "user record \(request.recordName ?? "") cannot be deleted" + cascadeNote(request))
             }
         case .save:
             if scope == .public, let creator = request.creator, creator != user {
-                throw FogError(.permissionFailure, message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
+                throw FogError(
+                    .permissionFailure,
+                    message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
             }
         case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .administer:
             return

@@ -94,11 +94,13 @@ struct ChangeTokenContent: Equatable {
     var item: Int64
 
     static func zone(incarnation: [UInt8], zone: Int64, created: Int64, sequence: Int64, row: Int64) -> ChangeTokenContent {
-        ChangeTokenContent(kind: .zone, incarnation: incarnation, scope: zone, zoneCreated: created, owner: "", sequence: sequence, item: row)
+        ChangeTokenContent(
+            kind: .zone, incarnation: incarnation, scope: zone, zoneCreated: created, owner: "", sequence: sequence, item: row)
     }
 
     static func database(incarnation: [UInt8], scope: Int, owner: String, sequence: Int64, zone: Int64) -> ChangeTokenContent {
-        ChangeTokenContent(kind: .database, incarnation: incarnation, scope: Int64(scope), zoneCreated: 0, owner: owner, sequence: sequence, item: zone)
+        ChangeTokenContent(
+            kind: .database, incarnation: incarnation, scope: Int64(scope), zoneCreated: 0, owner: owner, sequence: sequence, item: zone)
     }
 
     var token: ServerChangeToken {
@@ -120,7 +122,8 @@ struct ChangeTokenContent: Equatable {
     /// Reads a token, or throws `invalidArguments` when the bytes are not one.
     init(_ token: ServerChangeToken, expected: Kind) throws(FogError) {
         let bytes = [UInt8](token.data)
-        let corrupt = FogError(.invalidArguments, message: "the change token is corrupt (\(bytes.count) bytes that are not a FogKit change token)")
+        let corrupt = FogError(
+            .invalidArguments, message: "the change token is corrupt (\(bytes.count) bytes that are not a FogKit change token)")
         guard bytes.count > 28, bytes[0] == UInt8(ascii: "F"), bytes[1] == UInt8(ascii: "K"), bytes[2] == 1 else { throw corrupt }
         let body = bytes[..<(bytes.count - 8)]
         let stored = bytes[(bytes.count - 8)...].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -129,7 +132,9 @@ struct ChangeTokenContent: Equatable {
         guard kind == expected else {
             throw FogError(
                 .invalidArguments,
-                message: kind == .zone ? "a zone change token was given where a database token belongs" : "a database change token was given where a zone token belongs")
+                message: kind == .zone
+                    ? "a zone change token was given where a database token belongs"
+                    : "a database change token was given where a zone token belongs")
         }
         let content: ChangeTokenContent
         do {

@@ -44,12 +44,15 @@ extension Container {
         public init(identifier: String, directory: URL, configuration: Configuration = Configuration()) throws {
             guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
             guard configuration.tombstoneRetention >= 0 else {
-                throw FogError(.invalidArguments, message: "tombstoneRetention is \(configuration.tombstoneRetention); it must be 0 or more seconds, or .infinity")
+                throw FogError(
+                    .invalidArguments,
+                    message: "tombstoneRetention is \(configuration.tombstoneRetention); it must be 0 or more seconds, or .infinity")
             }
             containerIdentifier = identifier
             self.directory = directory
             self.configuration = configuration
-            engine = try StoreEngine(directory: directory, identifier: identifier, durability: configuration.durability, caller: .administrator)
+            engine = try StoreEngine(
+                directory: directory, identifier: identifier, durability: configuration.durability, caller: .administrator)
         }
 
         /// A container on the same store for `user` (`nil` for nobody), with the
@@ -85,7 +88,9 @@ extension Container {
         /// - Throws: ``FogError`` with ``FogError/Code/invalidArguments`` for a bad record type
         ///   or field name, ``IndexOptions/searchable`` on a field that does not hold strings,
         ///   or an index on an asset field or a system field that cannot have it.
-        public func setIndexes(_ options: IndexOptions, forField field: Record.FieldKey, ofRecordType recordType: Record.RecordType) async throws {
+        public func setIndexes(
+            _ options: IndexOptions, forField field: Record.FieldKey, ofRecordType recordType: Record.RecordType
+        ) async throws {
             try authorize(.setIndexes)
             try await engine.setIndexes([field: options], recordType: recordType)
         }

@@ -1,5 +1,5 @@
-import Foundation
 import FogStorage
+import Foundation
 
 extension Container {
     /// How much of each commit reaches the disk before a write returns.

@@ -72,7 +72,9 @@ public final class Container: Sendable {
             throw FogError(.invalidArguments, message: "the user identity must be 1 to 255 bytes long; pass nil for nobody")
         }
         guard configuration.tombstoneRetention >= 0 else {
-            throw FogError(.invalidArguments, message: "tombstoneRetention is \(configuration.tombstoneRetention); it must be 0 or more seconds, or .infinity")
+            throw FogError(
+                .invalidArguments,
+                message: "tombstoneRetention is \(configuration.tombstoneRetention); it must be 0 or more seconds, or .infinity")
         }
         self.containerIdentifier = identifier
         self.directory = directory
@@ -80,7 +82,8 @@ public final class Container: Sendable {
         self.configuration = configuration
         // The caller's kind is all opening asks the policy (only the administrator migrates).
         let engine = try StoreEngine(
-            directory: directory, identifier: identifier, durability: configuration.durability, caller: Caller(user: user), advisor: advisor)
+            directory: directory, identifier: identifier, durability: configuration.durability, caller: Caller(user: user), advisor: advisor
+        )
         self.engine = engine
         do {
             userRecordName = try user.map { try engine.userRecordName(for: $0) }
@@ -89,9 +92,12 @@ public final class Container: Sendable {
             throw FogError.wrapping(error)
         }
         let closed = self.closed
-        publicCloudDatabase = Database(scope: .public, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
-        privateCloudDatabase = Database(scope: .private, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
-        sharedCloudDatabase = Database(scope: .shared, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+        publicCloudDatabase = Database(
+            scope: .public, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+        privateCloudDatabase = Database(
+            scope: .private, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+        sharedCloudDatabase = Database(
+            scope: .shared, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
     }
 
     /// The database for `databaseScope`; the same instance as the matching property.

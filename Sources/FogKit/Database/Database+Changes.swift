@@ -58,7 +58,9 @@ extension Database {
     ///   database without `.everyZone`.
     public func databaseChanges(
         since changeToken: ServerChangeToken?, resultsLimit: Int? = nil
-    ) async throws -> (modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: ServerChangeToken, moreComing: Bool) {
+    ) async throws -> (
+        modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: ServerChangeToken, moreComing: Bool
+    ) {
         try checkOpen()
         let page = try engine.databaseChanges(since: changeToken, limit: resultsLimit ?? 0, context: context)
         return (

@@ -69,7 +69,9 @@ extension Database {
             for (id, result) in outcome.saveResults { if case .failure(let e) = result { partial[id] = e } }
             for (id, result) in outcome.deleteResults { if case .failure(let e) = result { partial[id] = e } }
             if !partial.isEmpty {
-                throw FogError(.partialFailure, message: "\(partial.count) of \(recordsToSave.count + recordIDsToDelete.count) changes failed", partialErrorsByItemID: partial)
+                throw FogError(
+                    .partialFailure, message: "\(partial.count) of \(recordsToSave.count + recordIDsToDelete.count) changes failed",
+                    partialErrorsByItemID: partial)
             }
         }
         return (Self.dictionary(outcome.saveResults), Self.dictionary(outcome.deleteResults))

@@ -44,7 +44,8 @@ extension Database {
     /// Saves and deletes zones, each with its own result.
     public func modifyRecordZones(
         saving recordZonesToSave: [RecordZone], deleting recordZoneIDsToDelete: [RecordZone.ID]
-    ) async throws -> (saveResults: [RecordZone.ID: Result<RecordZone, any Error>], deleteResults: [RecordZone.ID: Result<Void, any Error>]) {
+    ) async throws -> (saveResults: [RecordZone.ID: Result<RecordZone, any Error>], deleteResults: [RecordZone.ID: Result<Void, any Error>])
+    {
         try checkOpen()
         let result = try await engine.modifyZones(saving: recordZonesToSave, deleting: recordZoneIDsToDelete, context: context)
         var saves: [RecordZone.ID: Result<RecordZone, any Error>] = [:]

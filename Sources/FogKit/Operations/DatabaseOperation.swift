@@ -39,7 +39,9 @@ public class DatabaseOperation: Operation, @unchecked Sendable {
     override public func main() {
         guard !isCancelled else { return finish(with: cancellationError()) }
         guard let database else {
-            return finish(with: FogError(.invalidArguments, message: "the operation has no database: add it with Database.add(_:) or set its database"))
+            return finish(
+                with: FogError(
+                    .invalidArguments, message: "the operation has no database: add it with Database.add(_:) or set its database"))
         }
         guard !database.isClosed else {
             return finish(with: FogError(.internalError, message: "the container is closed"))

@@ -49,7 +49,10 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
     public var recordZoneChangeTokensUpdatedBlock: ((RecordZone.ID, ServerChangeToken?, Data?) -> Void)?
     /// Called at the end of each zone.
     public var recordZoneFetchResultBlock:
-        ((RecordZone.ID, Result<(serverChangeToken: ServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>) -> Void)?
+        (
+            (RecordZone.ID, Result<(serverChangeToken: ServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>) ->
+                Void
+        )?
     /// Called once at the end.
     public var fetchRecordZoneChangesResultBlock: ((Result<Void, any Error>) -> Void)?
 
@@ -77,7 +80,8 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
     private var legacyCompletion: (((any Error)?) -> Void)?
 
     /// Creates an operation for `recordZoneIDs`, each with its configuration.
-    public convenience init(recordZoneIDs: [RecordZone.ID]? = nil, configurationsByRecordZoneID: [RecordZone.ID: ZoneConfiguration]? = nil) {
+    public convenience init(recordZoneIDs: [RecordZone.ID]? = nil, configurationsByRecordZoneID: [RecordZone.ID: ZoneConfiguration]? = nil)
+    {
         self.init()
         self.recordZoneIDs = recordZoneIDs
         self.configurationsByRecordZoneID = configurationsByRecordZoneID
@@ -119,7 +123,11 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
             }
         }
         let error: FogError? =
-            partial.isEmpty ? nil : FogError(.partialFailure, message: "\(partial.count) zone\(partial.count == 1 ? "" : "s") could not be fetched", partialErrorsByItemID: partial)
+            partial.isEmpty
+            ? nil
+            : FogError(
+                .partialFailure, message: "\(partial.count) zone\(partial.count == 1 ? "" : "s") could not be fetched",
+                partialErrorsByItemID: partial)
         fetchRecordZoneChangesResultBlock?(error.map { .failure($0) } ?? .success(()))
         legacyCompletion?(error)
     }

@@ -54,7 +54,9 @@ public final class FetchRecordZonesOperation: DatabaseOperation, @unchecked Send
             }
             perRecordZoneResultBlock?(id, result.mapError { $0 })
         }
-        let error: FogError? = partial.isEmpty ? nil : FogError(.partialFailure, message: "\(partial.count) zones could not be fetched", partialErrorsByItemID: partial)
+        let error: FogError? =
+            partial.isEmpty
+            ? nil : FogError(.partialFailure, message: "\(partial.count) zones could not be fetched", partialErrorsByItemID: partial)
         fetchRecordZonesResultBlock?(error.map { .failure($0) } ?? .success(()))
         legacyCompletion?(zones, error)
     }

@@ -83,7 +83,10 @@ public final class FetchRecordsOperation: DatabaseOperation, @unchecked Sendable
             perRecordResultBlock?(id, result.mapError { $0 })
         }
         let error: FogError? =
-            partial.isEmpty ? nil : FogError(.partialFailure, message: "\(partial.count) of \(ids.count) records could not be fetched", partialErrorsByItemID: partial)
+            partial.isEmpty
+            ? nil
+            : FogError(
+                .partialFailure, message: "\(partial.count) of \(ids.count) records could not be fetched", partialErrorsByItemID: partial)
         fetchRecordsResultBlock?(error.map { .failure($0) } ?? .success(()))
         legacyCompletion?(fetched, error)
     }

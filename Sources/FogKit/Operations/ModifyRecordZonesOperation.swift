@@ -59,7 +59,9 @@ public final class ModifyRecordZonesOperation: DatabaseOperation, @unchecked Sen
             }
             perRecordZoneDeleteBlock?(id, result.mapError { $0 })
         }
-        let error: FogError? = partial.isEmpty ? nil : FogError(.partialFailure, message: "\(partial.count) zone changes failed", partialErrorsByItemID: partial)
+        let error: FogError? =
+            partial.isEmpty
+            ? nil : FogError(.partialFailure, message: "\(partial.count) zone changes failed", partialErrorsByItemID: partial)
         modifyRecordZonesResultBlock?(error.map { .failure($0) } ?? .success(()))
         legacyCompletion?(saved, deleted, error)
     }

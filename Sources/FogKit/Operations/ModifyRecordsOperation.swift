@@ -93,7 +93,9 @@ public final class ModifyRecordsOperation: DatabaseOperation, @unchecked Sendabl
         let error: FogError? =
             partial.isEmpty
             ? nil
-            : FogError(.partialFailure, message: "\(partial.count) of \(saves.count + deletes.count) changes failed", partialErrorsByItemID: partial)
+            : FogError(
+                .partialFailure, message: "\(partial.count) of \(saves.count + deletes.count) changes failed",
+                partialErrorsByItemID: partial)
         modifyRecordsResultBlock?(error.map { .failure($0) } ?? .success(()))
         legacyCompletion?(saved, deleted, error)
     }

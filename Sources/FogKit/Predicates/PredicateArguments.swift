@@ -67,13 +67,14 @@ enum PredicateArguments {
             return operand
         case let v as [Any]:
             if nested { throw PredicateViolation("a list inside a list is not supported") }
-            return .list(try v.enumerated().map { (i, element) throws(PredicateViolation) in
-                do throws(PredicateViolation) {
-                    return try operand(element, nested: true)
-                } catch {
-                    throw PredicateViolation("element \(i + 1): \(error.message)")
-                }
-            })
+            return .list(
+                try v.enumerated().map { (i, element) throws(PredicateViolation) in
+                    do throws(PredicateViolation) {
+                        return try operand(element, nested: true)
+                    } catch {
+                        throw PredicateViolation("element \(i + 1): \(error.message)")
+                    }
+                })
         case let v as any RecordValueProtocol:
             return try operand(v.recordFieldValue, nested: nested)
         case let v as any Sequence:
@@ -84,7 +85,8 @@ enum PredicateArguments {
                 throw PredicateViolation("nil is not supported: CloudKit predicates cannot test for nil")
             }
             throw PredicateViolation(
-                "type \(typeName(of: value)) is not supported; use String, a number, Date, Data, Location, Record.Reference, Record.ID, Record, FieldValue or an array of these")
+                "type \(typeName(of: value)) is not supported; use String, a number, Date, Data, Location, Record.Reference, Record.ID, Record, FieldValue or an array of these"
+            )
         }
     }
 

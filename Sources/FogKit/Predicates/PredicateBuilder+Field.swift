@@ -170,7 +170,9 @@ extension QueryPredicate.Field {
         try PredicateRules.scalar(try PredicateRules.operand(value), for: construct)
     }
 
-    private static func values<Value: RecordValueProtocol>(_ values: [Value], _ construct: String) throws(PredicateViolation) -> [PredicateValue] {
+    private static func values<Value: RecordValueProtocol>(
+        _ values: [Value], _ construct: String
+    ) throws(PredicateViolation) -> [PredicateValue] {
         try values.map { (value) throws(PredicateViolation) in try Self.value(value.recordFieldValue, construct) }
     }
 }

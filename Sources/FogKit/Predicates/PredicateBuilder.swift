@@ -131,9 +131,10 @@ extension QueryPredicate {
         }
 
         private func within(_ radius: Double, inclusive: Bool) throws(FogError) -> QueryPredicate {
-            QueryPredicate(node: try QueryPredicate.build { () throws(PredicateViolation) in
-                try PredicateRules.distance(key, center: center, radius: try PredicateRules.number(radius), inclusive: inclusive)
-            })
+            QueryPredicate(
+                node: try QueryPredicate.build { () throws(PredicateViolation) in
+                    try PredicateRules.distance(key, center: center, radius: try PredicateRules.number(radius), inclusive: inclusive)
+                })
         }
     }
 

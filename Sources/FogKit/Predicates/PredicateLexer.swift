@@ -212,7 +212,8 @@ struct PredicateLexer {
     static func describe(_ c: Unicode.Scalar) -> String {
         let hex = String(c.value, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        let visible = !c.properties.isWhitespace && c.properties.generalCategory != .control
+        let visible =
+            !c.properties.isWhitespace && c.properties.generalCategory != .control
             && c.properties.generalCategory != .format && c.properties.generalCategory != .surrogate
         return visible ? "\(code) '\(c)'" : code
     }

@@ -62,7 +62,8 @@ extension PredicateParser {
             guard (1...3).contains(names.count) else {
                 throw fail("CAST to \(type) needs a record name or {recordName, zoneName, ownerName}", operand.token)
             }
-            let zone = names.count == 1
+            let zone =
+                names.count == 1
                 ? RecordZone.ID.default
                 : RecordZone.ID(zoneName: names[1], ownerName: names.count == 3 ? names[2] : CurrentUserDefaultName)
             return .scalar(PredicateRules.reference(Record.ID(recordName: names[0], zoneID: zone)))

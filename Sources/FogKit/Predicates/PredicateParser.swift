@@ -162,7 +162,8 @@ struct PredicateParser {
             switch op.kind {
             case .comparison(let comparison):
                 let value = try parseValue(for: op)
-                return try rule(value.token) { () throws(PredicateViolation) in try PredicateRules.comparison(key, comparison, value.value) }
+                return try rule(value.token) { () throws(PredicateViolation) in try PredicateRules.comparison(key, comparison, value.value)
+                }
             case .between:
                 let bounds = try parseList(for: op)
                 guard bounds.values.count == 2 else {
@@ -232,7 +233,8 @@ struct PredicateParser {
                 let value = try parseValue(for: op)
                 return try rule(value.token) { () throws(PredicateViolation) in try PredicateRules.listAnyBeginsWith(key, value.value) }
             default:
-                throw fail("\(any.quoted) with \(op.spelling) is not supported: ANY and SOME work with =, CONTAINS, IN and BEGINSWITH", op.token)
+                throw fail(
+                    "\(any.quoted) with \(op.spelling) is not supported: ANY and SOME work with =, CONTAINS, IN and BEGINSWITH", op.token)
             }
         }
     }

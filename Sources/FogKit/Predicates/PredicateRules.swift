@@ -39,7 +39,8 @@ enum PredicateRules {
         }
         guard Validation.isIdentifier(name) else {
             throw PredicateViolation(
-                "key '\(name)' is not a valid field key: it must start with a letter and contain only letters, digits and '_' (at most 255)")
+                "key '\(name)' is not a valid field key: it must start with a letter and contain only letters, digits and '_' (at most 255)"
+            )
         }
         if unqueryableKeys.contains(name) {
             throw PredicateViolation("key '\(name)' cannot be used in a predicate")
@@ -122,7 +123,9 @@ enum PredicateRules {
     // MARK: - Nodes
 
     /// `key op value`.
-    static func comparison(_ key: PredicateKey, _ op: ComparisonOperator, _ value: PredicateValue) throws(PredicateViolation) -> PredicateNode {
+    static func comparison(
+        _ key: PredicateKey, _ op: ComparisonOperator, _ value: PredicateValue
+    ) throws(PredicateViolation) -> PredicateNode {
         try check(key, accepts: value, in: op.rawValue)
         if op.isOrdering, value.kind == .reference || value.kind == .bytes {
             throw PredicateViolation("\(op.rawValue) cannot compare \(value.kind): use ==, != or IN")
@@ -183,7 +186,9 @@ enum PredicateRules {
     }
 
     /// `distanceToLocation:fromLocation:(key, center) < radius`.
-    static func distance(_ key: PredicateKey, center: Location, radius: PredicateValue, inclusive: Bool) throws(PredicateViolation) -> PredicateNode {
+    static func distance(
+        _ key: PredicateKey, center: Location, radius: PredicateValue, inclusive: Bool
+    ) throws(PredicateViolation) -> PredicateNode {
         if key.isSystem {
             throw PredicateViolation("distanceToLocation:fromLocation: cannot be used on system field '\(key.name)'")
         }
@@ -191,7 +196,8 @@ enum PredicateRules {
         switch radius {
         case .constant(.int64(let n)): kilometres = Double(n)
         case .constant(.double(let d)): kilometres = d
-        default: throw PredicateViolation("the radius of distanceToLocation:fromLocation: must be a number of kilometres, not \(radius.kind)")
+        default:
+            throw PredicateViolation("the radius of distanceToLocation:fromLocation: must be a number of kilometres, not \(radius.kind)")
         }
         guard kilometres >= 0 else {
             throw PredicateViolation("the radius of distanceToLocation:fromLocation: must not be negative")
@@ -212,7 +218,9 @@ enum PredicateRules {
         case .distance: throw PredicateViolation("NOT over distanceToLocation:fromLocation: is not supported by CloudKit")
         case .not: throw PredicateViolation("NOT over NOT is not supported: drop both")
         case .value(let value):
-            throw PredicateViolation("NOT over \(value ? "TRUEPREDICATE" : "FALSEPREDICATE") is not supported: use \(value ? "FALSEPREDICATE" : "TRUEPREDICATE")")
+            throw PredicateViolation(
+                "NOT over \(value ? "TRUEPREDICATE" : "FALSEPREDICATE") is not supported: use \(value ? "FALSEPREDICATE" : "TRUEPREDICATE")"
+            )
         }
     }
 

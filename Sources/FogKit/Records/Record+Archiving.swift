@@ -41,13 +41,29 @@ extension Record {
         w.string(recordID.zoneID.zoneName)
         w.string(recordID.zoneID.ownerName)
         func optionalString(_ v: String?) {
-            if let v { w.u8(1); w.string(v) } else { w.u8(0) }
+            if let v {
+                w.u8(1)
+                w.string(v)
+            } else {
+                w.u8(0)
+            }
         }
         func optionalDate(_ v: Date?) {
-            if let v { w.u8(1); w.f64(v.timeIntervalSinceReferenceDate) } else { w.u8(0) }
+            if let v {
+                w.u8(1)
+                w.f64(v.timeIntervalSinceReferenceDate)
+            } else {
+                w.u8(0)
+            }
         }
         func optionalReference(_ v: Reference?) {
-            if let v { w.u8(1); w.string(v.recordID.recordName); w.u8(UInt8(v.action.rawValue)) } else { w.u8(0) }
+            if let v {
+                w.u8(1)
+                w.string(v.recordID.recordName)
+                w.u8(UInt8(v.action.rawValue))
+            } else {
+                w.u8(0)
+            }
         }
         optionalString(s.system.recordChangeTag)
         optionalDate(s.system.creationDate)
@@ -67,7 +83,9 @@ extension Record {
         self.init(recordType: decoded.type, recordID: decoded.id, values: [:], parent: decoded.parent, system: decoded.system)
     }
 
-    private static func decodeSystemFields(_ data: Data) throws(FogError) -> (type: String, id: ID, parent: Reference?, system: SystemFields) {
+    private static func decodeSystemFields(
+        _ data: Data
+    ) throws(FogError) -> (type: String, id: ID, parent: Reference?, system: SystemFields) {
         do {
             return try data.withUnsafeBytes { buffer in
                 var r = ByteReader(buffer)

@@ -120,9 +120,10 @@ struct KeyCursor {
         let string = String(decoding: bytes, as: UTF8.self)
         guard string.utf8.count == bytes.count else { return nil }
         guard let base = bytes.baseAddress else { return string }
-        let same = string.utf8.withContiguousStorageIfAvailable { utf8 in
-            memcmp(utf8.baseAddress!, base, bytes.count) == 0
-        } ?? string.utf8.elementsEqual(bytes)
+        let same =
+            string.utf8.withContiguousStorageIfAvailable { utf8 in
+                memcmp(utf8.baseAddress!, base, bytes.count) == 0
+            } ?? string.utf8.elementsEqual(bytes)
         return same ? string : nil
     }
 
@@ -174,8 +175,12 @@ struct KeyCursor {
 
     mutating func readBool(depth: Int) throws(KeyDecodingError) -> Bool {
         switch try peekTag(depth: depth) {
-        case KeyTag.false: offset += 1; return false
-        case KeyTag.true: offset += 1; return true
+        case KeyTag.false:
+            offset += 1
+            return false
+        case KeyTag.true:
+            offset += 1
+            return true
         default: throw mismatch(expected: .bool, depth: depth)
         }
     }

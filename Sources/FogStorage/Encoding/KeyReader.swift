@@ -109,9 +109,10 @@ public struct KeyReader {
     /// reads nothing and returns `false`.
     public mutating func readNullIfPresent() -> Bool {
         let depth = self.depth
-        return (try? read { (cursor: inout KeyCursor) throws(KeyDecodingError) -> Bool in
-            try cursor.consumeNull(depth: depth)
-        }) ?? false
+        return
+            (try? read { (cursor: inout KeyCursor) throws(KeyDecodingError) -> Bool in
+                try cursor.consumeNull(depth: depth)
+            }) ?? false
     }
 
     /// Reads a string element (`0x02`) and validates its UTF-8.

@@ -1,5 +1,5 @@
-import FogStorage
 internal import CLMDB
+import FogStorage
 
 /// The one place where LMDB return codes become Swift errors.
 ///

@@ -1,4 +1,5 @@
 import FogStorage
+
 /// One write request waiting for the writer thread.
 ///
 /// `body` may run more than once (when the map must grow, the whole group is
@@ -11,7 +12,8 @@ final class WriteJob: @unchecked Sendable {
     let body: (LMDBWriteTransaction) throws -> Void
     let complete: (Result<Void, any Error>) -> Void
 
-    init(alone: Bool = false, body: @escaping (LMDBWriteTransaction) throws -> Void, complete: @escaping (Result<Void, any Error>) -> Void) {
+    init(alone: Bool = false, body: @escaping (LMDBWriteTransaction) throws -> Void, complete: @escaping (Result<Void, any Error>) -> Void)
+    {
         self.alone = alone
         self.body = body
         self.complete = complete

@@ -1,7 +1,7 @@
+internal import CLMDB
 import FogStorage
 import Foundation
 import Synchronization
-internal import CLMDB
 
 /// The one thread that runs an environment's write transactions.
 ///
@@ -133,7 +133,9 @@ final class WriterThread: @unchecked Sendable {
                     try jobs[0].body(txn)
                     if txn.sawMapFull { mapFull = true } else { results.append(.success(())) }
                 } catch {
-                    if txn.sawMapFull { mapFull = true } else {
+                    if txn.sawMapFull {
+                        mapFull = true
+                    } else {
                         mdb_txn_abort(parent)
                         env.reopenTables(txn.recreatedTables)
                         return [.failure(error)]
@@ -145,7 +147,10 @@ final class WriterThread: @unchecked Sendable {
                     var child: OpaquePointer?
                     let rc = mdb_txn_begin(env.handle, parent, 0, &child)
                     if rc != 0 {
-                        if rc == MDB_MAP_FULL { mapFull = true; break }
+                        if rc == MDB_MAP_FULL {
+                            mapFull = true
+                            break
+                        }
                         results.append(.failure(LMDBError(rawValue: rc).storageError))
                         continue
                     }
@@ -159,11 +164,17 @@ final class WriterThread: @unchecked Sendable {
                             break
                         }
                         let rc = mdb_txn_commit(child)
-                        if rc == MDB_MAP_FULL { mapFull = true; break }
+                        if rc == MDB_MAP_FULL {
+                            mapFull = true
+                            break
+                        }
                         results.append(rc == 0 ? .success(()) : .failure(LMDBError(rawValue: rc).storageError))
                     } catch {
                         mdb_txn_abort(child)
-                        if txn.sawMapFull { mapFull = true; break }
+                        if txn.sawMapFull {
+                            mapFull = true
+                            break
+                        }
                         results.append(.failure(error))
                     }
                 }

@@ -57,14 +57,18 @@ struct DemoCommand: AsyncParsableCommand {
         let staleCopy = first.copy()
         first["title"] = "Groceries (milk, eggs)"
         let updated = try await database.save(first)
-        print("Updated \(short(updated.recordID)): title \"\(updated["title"] as? String ?? "")\", tag \(first.recordChangeTag ?? "-") -> \(updated.recordChangeTag ?? "-")")
+        print(
+            "Updated \(short(updated.recordID)): title \"\(updated["title"] as? String ?? "")\", tag \(first.recordChangeTag ?? "-") -> \(updated.recordChangeTag ?? "-")"
+        )
 
         staleCopy["title"] = "Groceries (bread)"
         do {
             try await database.save(staleCopy)
             print("Unexpected: the stale update was accepted")
         } catch let error as FogError where error.code == .serverRecordChanged {
-            print("Stale update refused: \(error.code) (\(error.code.rawValue)); the stored title is \"\(error.serverRecord?["title"] as? String ?? "")\"")
+            print(
+                "Stale update refused: \(error.code) (\(error.code.rawValue)); the stored title is \"\(error.serverRecord?["title"] as? String ?? "")\""
+            )
         }
 
         try await database.deleteRecord(withID: notes[2].recordID)
@@ -88,7 +92,9 @@ struct DemoCommand: AsyncParsableCommand {
         print("How `self CONTAINS \"weekend\"` runs: \(plan.access)")
 
         let changes = try await database.recordZoneChanges(inZoneWith: zone.zoneID, since: nil)
-        print("Change feed of \(zone.zoneID.zoneName) from the start: \(changes.modificationResultsByID.count) changed, \(changes.deletions.count) deleted (`fog changes --zone \(zone.zoneID.zoneName)` reads it)")
+        print(
+            "Change feed of \(zone.zoneID.zoneName) from the start: \(changes.modificationResultsByID.count) changed, \(changes.deletions.count) deleted (`fog changes --zone \(zone.zoneID.zoneName)` reads it)"
+        )
 
         let bob = try Container(identifier: identifier, directory: directory, user: "bob")
         defer { bob.close() }

@@ -25,9 +25,12 @@ struct InfoCommand: AsyncParsableCommand {
         out += "users       \(info.userCount)\n"
         out += "records     \(info.recordCount)\n"
         out += "zones       \(info.zones.count)\n"
-        for zone in info.zones.sorted(by: { ($0.scope.rawValue, $0.ownerRecordName, $0.zoneName) < ($1.scope.rawValue, $1.ownerRecordName, $1.zoneName) }) {
+        for zone in info.zones.sorted(by: {
+            ($0.scope.rawValue, $0.ownerRecordName, $0.zoneName) < ($1.scope.rawValue, $1.ownerRecordName, $1.zoneName)
+        }) {
             let owner = zone.scope == .public ? "" : " owner \(zone.ownerIdentity ?? "?") (\(zone.ownerRecordName))"
-            out += "  \(zone.scope) \(zone.zoneName)\(owner): \(zone.recordCount) record\(zone.recordCount == 1 ? "" : "s") \(zone.capabilities)\n"
+            out +=
+                "  \(zone.scope) \(zone.zoneName)\(owner): \(zone.recordCount) record\(zone.recordCount == 1 ? "" : "s") \(zone.capabilities)\n"
         }
         return out
     }

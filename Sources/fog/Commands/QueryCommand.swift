@@ -24,7 +24,9 @@ struct QueryCommand: AsyncParsableCommand {
     @Option(name: .customLong("where"), help: "The predicate (default TRUEPREDICATE).")
     var predicate: String = "TRUEPREDICATE"
 
-    @Option(name: .long, parsing: .unconditionalSingleValue, help: "A sort key: `field` ascending, `-field` descending, `field~LAT,LON` by distance. Repeatable.")
+    @Option(
+        name: .long, parsing: .unconditionalSingleValue,
+        help: "A sort key: `field` ascending, `-field` descending, `field~LAT,LON` by distance. Repeatable.")
     var sort: [String] = []
 
     @Option(name: .long, help: "The most records to return (default: FogKit's batch size, 100).")

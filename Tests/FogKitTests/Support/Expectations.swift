@@ -1,6 +1,6 @@
 import FogKit
-import Testing
 import Foundation
+import Testing
 
 /// Runs `body`, expecting it to throw a ``FogError`` with `code`; returns the error.
 @discardableResult

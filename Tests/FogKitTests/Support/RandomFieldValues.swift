@@ -1,6 +1,7 @@
-@testable import FogKit
 import FogKitTesting
 import Foundation
+
+@testable import FogKit
 
 /// Random field values of every kind, for the property tests of the record format.
 enum RandomFieldValues {

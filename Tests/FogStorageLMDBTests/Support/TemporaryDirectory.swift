@@ -1,7 +1,7 @@
 @_exported import FogKitTesting
-import Foundation
 import FogStorage
 import FogStorageLMDB
+import Foundation
 import Synchronization
 import Testing
 
@@ -205,12 +205,18 @@ final class WriterGate: Sendable {
     /// Enqueues a write that waits for ``open()``; returns once the writer is
     /// inside it.
     func hold(_ environment: LMDBStore) throws {
-        try environment.enqueueWrite({ [self] _ in
-            // A replayed body (after the map grew) must not wait again.
-            guard !used.withLock({ used in defer { used = true }; return used }) else { return }
-            entered.signal()
-            semaphore.wait()
-        }, completion: { _ in })
+        try environment.enqueueWrite(
+            { [self] _ in
+                // A replayed body (after the map grew) must not wait again.
+                guard
+                    !used.withLock({ used in
+                        defer { used = true }
+                        return used
+                    })
+                else { return }
+                entered.signal()
+                semaphore.wait()
+            }, completion: { _ in })
         entered.wait()
     }
 

@@ -48,10 +48,13 @@ extension Engine {
             }
             if let token = start {
                 guard token.incarnation == incarnation else {
-                    throw FogError(.changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
+                    throw FogError(
+                        .changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
                 }
                 guard token.sequence <= current else {
-                    throw FogError(.changeTokenExpired, message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
+                    throw FogError(
+                        .changeTokenExpired,
+                        message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
                 }
                 if token.scope == 0, address.isDefault, created > token.sequence {
                     // The token was taken before the default zone existed: everything in
@@ -61,19 +64,27 @@ extension Engine {
                     if token.scope != 0, try txn.contains(bigEndianKey(token.scope), in: zoneIDs) {
                         throw FogError(.invalidArguments, message: "the change token belongs to another zone than \(zoneID.zoneName)")
                     }
-                    throw FogError(.changeTokenExpired, message: "zone \(zoneID.zoneName) was deleted and created again since the change token; fetch again from a nil token")
+                    throw FogError(
+                        .changeTokenExpired,
+                        message:
+                            "zone \(zoneID.zoneName) was deleted and created again since the change token; fetch again from a nil token")
                 } else if let horizon = try self.horizon(zone: zone, txn: txn),
                     (token.sequence, token.item) < (horizon.sequence, horizon.row)
                 {
-                    throw FogError(.changeTokenExpired, message: "deletions since the change token were pruned (tombstone retention); fetch again from a nil token")
+                    throw FogError(
+                        .changeTokenExpired,
+                        message: "deletions since the change token were pruned (tombstone retention); fetch again from a nil token")
                 }
             }
             guard let info else { return ZoneChangePage(token: token(current, .max), moreComing: false) }
 
             let prefix = Layout.changeKey(zone: info.id, part: Layout.logPart)
             var range = ScanRange.prefix(prefix)
-            if let start { (range.lower, range.lowerInclusive) = (prefix + Layout.position(sequence: start.sequence, row: start.item), false) }
-            var page = ZoneChangePage(token: token(current, .max), clientChangeTokenData: try clientChangeToken(zone: info.id, txn: txn), moreComing: false)
+            if let start {
+                (range.lower, range.lowerInclusive) = (prefix + Layout.position(sequence: start.sequence, row: start.item), false)
+            }
+            var page = ZoneChangePage(
+                token: token(current, .max), clientChangeTokenData: try clientChangeToken(zone: info.id, txn: txn), moreComing: false)
             var count = 0
             var last: (Int64, Int64)?
             let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names))
@@ -89,9 +100,14 @@ extension Engine {
                 var r = ByteReader(value)
                 switch try r.u8() {
                 case Layout.changedEntry:
-                    guard let record = try withRecord(row, in: txn, {
-                        try RecordView($0, checking: table.selection).makeRecord(id: nil, table: table, arena: &arena, names: &names)
-                    }) else { throw FormatError(message: "change log entry for missing row \(row)") }
+                    guard
+                        let record = try withRecord(
+                            row, in: txn,
+                            {
+                                try RecordView($0, checking: table.selection).makeRecord(
+                                    id: nil, table: table, arena: &arena, names: &names)
+                            })
+                    else { throw FormatError(message: "change log entry for missing row \(row)") }
                     page.changed.append(record)
                 case Layout.deletedEntry:
                     let type = try names.name(r.int64())
@@ -116,7 +132,9 @@ extension Engine {
         try Self.checkLimit(limit)
         let everyZone = context.changeFeeds == .everyZone
         if context.scope == .public, !everyZone {
-            throw FogError(.invalidArguments, message: "the public database has no change feed in CloudKit; open the container with changeFeeds: .everyZone for one")
+            throw FogError(
+                .invalidArguments,
+                message: "the public database has no change feed in CloudKit; open the container with changeFeeds: .everyZone for one")
         }
         let limit = limit > 0 ? limit : Self.defaultChangePageSize
         let scope = context.scope.rawValue
@@ -128,10 +146,13 @@ extension Engine {
             }
             if let start {
                 guard start.incarnation == incarnation else {
-                    throw FogError(.changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
+                    throw FogError(
+                        .changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
                 }
                 guard start.sequence <= current else {
-                    throw FogError(.changeTokenExpired, message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
+                    throw FogError(
+                        .changeTokenExpired,
+                        message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
                 }
                 guard start.scope == Int64(scope), start.owner == owner else {
                     throw FogError(.invalidArguments, message: "the change token belongs to another database")
@@ -142,7 +163,9 @@ extension Engine {
             guard context.scope != .shared else { return page }
             let prefix = Layout.databaseLogPrefix(scope: scope, owner: owner)
             var range = ScanRange.prefix(prefix)
-            if let start { (range.lower, range.lowerInclusive) = (prefix + Layout.position(sequence: start.sequence, row: start.item), false) }
+            if let start {
+                (range.lower, range.lowerInclusive) = (prefix + Layout.position(sequence: start.sequence, row: start.item), false)
+            }
             var count = 0
             var last: (Int64, Int64)?
             try txn.scan(databaseChangeTable, range: range) { key, value in
@@ -173,10 +196,17 @@ extension Engine {
     private func checkFeed(zone address: ZoneAddress, context: DatabaseContext) throws(FogError) {
         guard context.changeFeeds == .cloudKit else { return }
         if context.scope == .public {
-            throw FogError(.invalidArguments, message: "the public database has no zone change feeds in CloudKit; open the container with changeFeeds: .everyZone for them")
+            throw FogError(
+                .invalidArguments,
+                message:
+                    "the public database has no zone change feeds in CloudKit; open the container with changeFeeds: .everyZone for them")
         }
         if address.isDefault {
-            throw FogError(.invalidArguments, message: "the default zone has no change feed in CloudKit (only custom zones have fetchChanges); open the container with changeFeeds: .everyZone for one")
+            throw FogError(
+                .invalidArguments,
+                message:
+                    "the default zone has no change feed in CloudKit (only custom zones have fetchChanges); open the container with changeFeeds: .everyZone for one"
+            )
         }
     }
 

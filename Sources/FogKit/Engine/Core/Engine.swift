@@ -1,4 +1,5 @@
 // swift-format-ignore-file: AmbiguousTrailingClosureOverload
+
 import FogStorage
 import Foundation
 
@@ -79,7 +80,9 @@ final class Engine<Store: KeyValueStore>: Sendable {
     }
 
     /// Writes the format version and incarnation of a new store, or checks them.
-    private static func initializeMeta(store: Store, meta: Table, identifier: String, existed: Bool) throws -> (incarnation: [UInt8], version: Int64) {
+    private static func initializeMeta(
+        store: Store, meta: Table, identifier: String, existed: Bool
+    ) throws -> (incarnation: [UInt8], version: Int64) {
         let existing = try store.read { txn -> ([UInt8]?, [UInt8]?, [UInt8]?) in
             (
                 try txn.value(forKey: Layout.metaFormat, in: meta),
@@ -92,7 +95,9 @@ final class Engine<Store: KeyValueStore>: Sendable {
             guard Layout.readableFormatVersions.contains(version) else {
                 throw FogError(
                     .incompatibleVersion,
-                    message: "the store uses format version \(version); this FogKit reads versions \(Layout.readableFormatVersions.lowerBound) to \(Layout.formatVersion)")
+                    message:
+                        "the store uses format version \(version); this FogKit reads versions \(Layout.readableFormatVersions.lowerBound) to \(Layout.formatVersion)"
+                )
             }
             if let stored = existing.2, let storedID = String(validating: stored, as: UTF8.self), storedID != identifier {
                 throw FogError(

@@ -32,7 +32,8 @@ final class IndexCatalog: Sendable {
     private let cached = Mutex<Cached?>(nil)
 
     /// The indexes of every record type as `txn` sees them.
-    func indexes<Store>(engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> [String: TypeIndexes] {
+    func indexes<Store>(engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> [String: TypeIndexes]
+    {
         let version = try engine.schemaVersion(in: txn)
         if let hit = cached.withLock({ $0?.version == version ? $0?.types : nil }) { return hit }
         var types: [String: TypeIndexes] = [:]
@@ -55,7 +56,9 @@ final class IndexCatalog: Sendable {
     }
 
     /// The indexes of one record type as `txn` sees them.
-    func indexes<Store>(of recordType: String, engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> TypeIndexes {
+    func indexes<Store>(
+        of recordType: String, engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>
+    ) throws -> TypeIndexes {
         try indexes(engine: engine, txn: txn, names: &names)[recordType] ?? .none
     }
 }

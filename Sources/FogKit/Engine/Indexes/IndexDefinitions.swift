@@ -4,12 +4,12 @@ extension Engine {
     /// The system fields that take indexes, and the options each allows.
     static var indexableSystemFields: [String: IndexOptions] {
         [
-        Record.SystemFieldKey.recordID: .queryable,
-        Record.SystemFieldKey.creationDate: [.queryable, .sortable],
-        Record.SystemFieldKey.modificationDate: [.queryable, .sortable],
-        Record.SystemFieldKey.creatorUserRecordID: .queryable,
-        Record.SystemFieldKey.lastModifiedUserRecordID: .queryable,
-        Record.SystemFieldKey.parent: .queryable,
+            Record.SystemFieldKey.recordID: .queryable,
+            Record.SystemFieldKey.creationDate: [.queryable, .sortable],
+            Record.SystemFieldKey.modificationDate: [.queryable, .sortable],
+            Record.SystemFieldKey.creatorUserRecordID: .queryable,
+            Record.SystemFieldKey.lastModifiedUserRecordID: .queryable,
+            Record.SystemFieldKey.parent: .queryable,
         ]
     }
 
@@ -78,7 +78,8 @@ extension Engine {
             throw FogError(.invalidArguments, message: "field \(field) of \(recordType) holds assets, which cannot be indexed")
         }
         if options.contains(.searchable), type != .string, type != .stringList {
-            throw FogError(.invalidArguments, message: "field \(field) of \(recordType) holds \(type.name) values; only strings can be searchable")
+            throw FogError(
+                .invalidArguments, message: "field \(field) of \(recordType) holds \(type.name) values; only strings can be searchable")
         }
     }
 

@@ -9,11 +9,14 @@ extension StoredRecord {
         case Record.SystemFieldKey.recordID: return .reference(Record.Reference(recordID: Record.ID(recordName: recordName), action: .none))
         case Record.SystemFieldKey.creationDate: return .date(creationDate)
         case Record.SystemFieldKey.modificationDate: return .date(modificationDate)
-        case Record.SystemFieldKey.creatorUserRecordID: return .reference(Record.Reference(recordID: Record.ID(recordName: creator), action: .none))
+        case Record.SystemFieldKey.creatorUserRecordID:
+            return .reference(Record.Reference(recordID: Record.ID(recordName: creator), action: .none))
         case Record.SystemFieldKey.lastModifiedUserRecordID:
             return .reference(Record.Reference(recordID: Record.ID(recordName: modifier), action: .none))
-        case Record.SystemFieldKey.parent: return parent.map { .reference(Record.Reference(recordID: Record.ID(recordName: $0), action: .none)) }
-        case Record.SystemFieldKey.share: return share.map { .reference(Record.Reference(recordID: Record.ID(recordName: $0), action: .none)) }
+        case Record.SystemFieldKey.parent:
+            return parent.map { .reference(Record.Reference(recordID: Record.ID(recordName: $0), action: .none)) }
+        case Record.SystemFieldKey.share:
+            return share.map { .reference(Record.Reference(recordID: Record.ID(recordName: $0), action: .none)) }
         default: return values[key]
         }
     }
@@ -131,7 +134,8 @@ extension Engine {
     ) throws {
         guard let recordType = new?.recordType ?? old?.recordType, let type = try names.id(recordType) else { return }
         let indexes = try indexCatalog.indexes(of: recordType, engine: self, txn: txn.readView, names: &names)
-        try updateIndexEntries(old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names)
+        try updateIndexEntries(
+            old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names)
     }
 
     /// The general form: the old entries are computed under `oldIndexes` and the new ones

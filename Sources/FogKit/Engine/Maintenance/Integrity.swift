@@ -98,7 +98,8 @@ extension Engine {
                 if let typeID = try names.id(stored.recordType) {
                     let rowBytes = bigEndianKey(row)
                     for key in try IndexEntries.keys(
-                        of: stored, zone: stored.zone, type: typeID, indexes: catalog[stored.recordType] ?? .none, fieldID: { try names.id($0) })
+                        of: stored, zone: stored.zone, type: typeID, indexes: catalog[stored.recordType] ?? .none,
+                        fieldID: { try names.id($0) })
                     {
                         expectedIndexEntries.insert(key + rowBytes)
                     }
@@ -109,7 +110,9 @@ extension Engine {
                         }
                         let fixed = try names.fieldType(type: typeID, field: fieldID)
                         if fixed != value.fieldType {
-                            problem("field \(key) of \(stored.recordName) holds \(value.fieldType.name), the schema says \(fixed?.name ?? "nothing")")
+                            problem(
+                                "field \(key) of \(stored.recordName) holds \(value.fieldType.name), the schema says \(fixed?.name ?? "nothing")"
+                            )
                         }
                     }
                 } else {
@@ -158,7 +161,8 @@ extension Engine {
                     return true
                 }
                 if entry.zone != zone { problem("reference entry to \(target) is in zone \(zone), its source in \(entry.zone)") }
-                if let stored = try txn.withValue(forKey: bigEndianKey(source), in: records, { try? RecordCodec.decode($0, names: &names) }),
+                if let stored = try txn.withValue(
+                    forKey: bigEndianKey(source), in: records, { try? RecordCodec.decode($0, names: &names) }),
                     let source = stored, !Engine.deleteSelfTargets(of: source.values).contains(target)
                 {
                     problem("reference entry says \(source.recordName) references \(target) with deleteSelf, but it does not")

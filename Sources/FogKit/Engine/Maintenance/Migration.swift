@@ -34,7 +34,8 @@ extension Engine {
             return true
         }
         for (row, record) in rows {
-            try logSave(zone: record.zone, row: row, name: record.recordName, previousSequence: nil, sequence: record.changeSequence, txn: txn)
+            try logSave(
+                zone: record.zone, row: row, name: record.recordName, previousSequence: nil, sequence: record.changeSequence, txn: txn)
         }
         var zoneEntries: [(ZoneAddress, ZoneInfo)] = []
         try txn.scan(zones) { key, value in
@@ -68,7 +69,9 @@ extension Engine {
                 let row = try readBigEndianKey(key)
                 let record = try RecordCodec.decode(value, names: &resolver)
                 guard let indexes = catalog[record.recordType], let type = try resolver.id(record.recordType) else { return true }
-                for entry in try IndexEntries.keys(of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) }) {
+                for entry in try IndexEntries.keys(
+                    of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) })
+                {
                     rowsByKey[entry, default: []].append(row)
                 }
                 return true

@@ -65,7 +65,9 @@ struct QueryAnalysis {
             hasCondition = true
             let type = try fieldType(key, types: types)
             if let type, type != .stringList {
-                throw FogError(.invalidArguments, message: "ANY \(key.name) BEGINSWITH needs a list of strings; field '\(key.name)' holds \(type.name) values")
+                throw FogError(
+                    .invalidArguments,
+                    message: "ANY \(key.name) BEGINSWITH needs a list of strings; field '\(key.name)' holds \(type.name) values")
             }
             need(key.name, .sortable)
         case .beginsWith(let key, let prefix):
@@ -80,7 +82,9 @@ struct QueryAnalysis {
             hasCondition = true
             let type = try fieldType(key, types: types)
             if let type, type != .location {
-                throw FogError(.invalidArguments, message: "distanceToLocation:fromLocation: needs a location; field '\(key.name)' holds \(type.name) values")
+                throw FogError(
+                    .invalidArguments,
+                    message: "distanceToLocation:fromLocation: needs a location; field '\(key.name)' holds \(type.name) values")
             }
             requirements.append(Requirement(field: key.name, options: [.queryable, .sortable], word: "queryable"))
             fields.insert(key.name)
@@ -107,15 +111,19 @@ struct QueryAnalysis {
         if type.isList {
             throw FogError(
                 .invalidArguments,
-                message: "field '\(name)' is a list (\(type.name)); use '\(name) CONTAINS x', 'ANY \(name) = x' or 'ANY \(name) IN {…}' instead of \(what)")
+                message:
+                    "field '\(name)' is a list (\(type.name)); use '\(name) CONTAINS x', 'ANY \(name) = x' or 'ANY \(name) IN {…}' instead of \(what)"
+            )
         }
         switch type {
         case .location:
-            throw FogError(.invalidArguments, message: "field '\(name)' is a location; query it with distanceToLocation:fromLocation:, not \(what)")
+            throw FogError(
+                .invalidArguments, message: "field '\(name)' is a location; query it with distanceToLocation:fromLocation:, not \(what)")
         case .asset:
             throw FogError(.invalidArguments, message: "field '\(name)' holds assets, which cannot be queried")
         case .reference where ordering:
-            throw FogError(.invalidArguments, message: "field '\(name)' holds references, which compare only with ==, != and IN, not \(what)")
+            throw FogError(
+                .invalidArguments, message: "field '\(name)' holds references, which compare only with ==, != and IN, not \(what)")
         default: break
         }
         for value in values { try Self.checkKind(value.kind, of: type, field: name) }
@@ -126,7 +134,9 @@ struct QueryAnalysis {
         guard type.isList else {
             throw FogError(
                 .invalidArguments,
-                message: "field '\(key.name)' is not a list (\(type.name)); CONTAINS, ANY and 'x IN field' test list membership — use == or IN {…}")
+                message:
+                    "field '\(key.name)' is not a list (\(type.name)); CONTAINS, ANY and 'x IN field' test list membership — use == or IN {…}"
+            )
         }
         guard let element = Self.elementType(of: type), element != .location, element != .asset else {
             throw FogError(.invalidArguments, message: "field '\(key.name)' (\(type.name)) cannot be searched by element")
@@ -176,7 +186,8 @@ struct QueryAnalysis {
             switch type {
             case .string, .int64, .double, .timestamp, .bytes: break
             case .location:
-                throw FogError(.invalidArguments, message: "field '\(key)' is a location; sort it with LocationSortDescriptor(key:relativeLocation:)")
+                throw FogError(
+                    .invalidArguments, message: "field '\(key)' is a location; sort it with LocationSortDescriptor(key:relativeLocation:)")
             default:
                 throw FogError(.invalidArguments, message: "cannot sort by field '\(key)', which holds \(type.name) values")
             }

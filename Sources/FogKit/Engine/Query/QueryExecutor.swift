@@ -20,7 +20,9 @@ extension Engine {
             let zone = try existingZone(zoneID, context: context, txn: txn)
             let prepared = try prepare(
                 query, fixedOrder: after?.order, zone: zone?.id, desiredKeys: desiredKeys, now: now, txn: txn, names: &names)
-            let advice = prepared.missing.map { IndexAdvice(recordType: query.recordType, field: $0.field, options: $0.options, queryCount: 1) }
+            let advice = prepared.missing.map {
+                IndexAdvice(recordType: query.recordType, field: $0.field, options: $0.options, queryCount: 1)
+            }
             if environment == .production {
                 guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, indexes: prepared.indexes, txn: txn) else {
                     throw FogError(.unknownItem, message: "Did not find record type: \(query.recordType)")
@@ -43,9 +45,10 @@ extension Engine {
             let records = matches.map(\.record)
             var cursor: QueryOperation.Cursor?
             if more, let last = matches.last {
-                cursor = QueryOperation.Cursor(state: QueryCursorState(
-                    recordType: query.recordType, predicate: query.predicate.description, order: prepared.order,
-                    zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key)))
+                cursor = QueryOperation.Cursor(
+                    state: QueryCursorState(
+                        recordType: query.recordType, predicate: query.predicate.description, order: prepared.order,
+                        zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key)))
             }
             return (QueryPage(records: records, cursor: cursor), advice)
         }
@@ -76,18 +79,22 @@ extension Engine {
             case .recordNames(let list):
                 access = "record names (\(list.count) lookup\(list.count == 1 ? "" : "s"))"
             case .values(let field, _, let values):
-                access = "index \(type).\(field) == " + values.map(\.description).joined(separator: ", ")
+                access =
+                    "index \(type).\(field) == " + values.map(\.description).joined(separator: ", ")
                     + " (\(values.count) key\(values.count == 1 ? "" : "s"))"
             case .tokens(let tokens):
                 access = "token index of \(type): " + tokens.joined(separator: ", ")
             case .cells(let field, _, let runs):
                 access = "location index \(type).\(field), \(runs.count) runs of cells"
             case .range(let field, _, _, _, _, _, let describe, _):
-                access = "index \(type).\(field)" + (describe == "all" ? ", every entry" : ": \(describe)") + (p.reverse ? ", in reverse" : "")
+                access =
+                    "index \(type).\(field)" + (describe == "all" ? ", every entry" : ": \(describe)") + (p.reverse ? ", in reverse" : "")
                 scans = describe == "all"
             }
             let orderText = p.order.isEmpty ? "row order" : p.order.map(\.description).joined(separator: ", ")
-            let order = p.pathGivesOrder ? "\(orderText), as the access path reads (stops after \(limit))" : "\(orderText), in memory (best \(limit) kept)"
+            let order =
+                p.pathGivesOrder
+                ? "\(orderText), as the access path reads (stops after \(limit))" : "\(orderText), in memory (best \(limit) kept)"
             return QueryPlan(
                 access: access,
                 filter: p.predicate == .value(true) ? "none" : p.predicate.formatted,
@@ -175,7 +182,8 @@ struct QueryRun<Store: KeyValueStore> {
         self.txn = txn
         self.names = names
         table = FieldNameTable(
-            zoneID: zoneID, assetDirectory: engine.assetDirectory, selection: try FieldSelection(desiredKeys.map(Set.init), names: &self.names))
+            zoneID: zoneID, assetDirectory: engine.assetDirectory,
+            selection: try FieldSelection(desiredKeys.map(Set.init), names: &self.names))
         arena = FieldArenaWriter(expectedRecords: limit)
         var ids: [String: Int64] = [:]
         for field in prepared.readFields {
@@ -185,7 +193,9 @@ struct QueryRun<Store: KeyValueStore> {
         // A token search over every field reads them all.
         checking = prepared.filterFields == nil ? .all : table.selection.union(FieldSelection(ids: Array(ids.values)))
         let keys = prepared.order.map(\.key) + Self.keys(of: prepared.predicate)
-        readsUsers = keys.contains { $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID }
+        readsUsers = keys.contains {
+            $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID
+        }
     }
 
     /// The fields a predicate reads, system fields included.
@@ -228,9 +238,10 @@ struct QueryRun<Store: KeyValueStore> {
                 }
             }
             if more, let last = matches.last {
-                matches[matches.count - 1].key = try engine.withRecord(last.row, in: txn) { buffer in
-                    orderKey.key(for: try matchesView(buffer, check: false)!, row: last.row)
-                } ?? []
+                matches[matches.count - 1].key =
+                    try engine.withRecord(last.row, in: txn) { buffer in
+                        orderKey.key(for: try matchesView(buffer, check: false)!, row: last.row)
+                    } ?? []
             }
             return (matches, more)
         }
@@ -268,7 +279,8 @@ struct QueryRun<Store: KeyValueStore> {
         if more { best.removeLast(best.count - limit) }
         // Only the batch's records are made, as they are returned.
         let matches = try best.map { item in
-            guard let record = try engine.withRecord(item.row, in: txn, { try makeRecord(RecordView($0, checking: table.selection)) }) else {
+            guard let record = try engine.withRecord(item.row, in: txn, { try makeRecord(RecordView($0, checking: table.selection)) })
+            else {
                 throw FormatError(message: "row \(item.row) vanished inside a snapshot")
             }
             return QueryMatch(row: item.row, record: record, key: item.key)
@@ -319,7 +331,10 @@ struct QueryRun<Store: KeyValueStore> {
 
     /// Visits every candidate row of the path (rows may repeat).
     private func candidates(_ body: (Int64) throws -> Void) throws {
-        let visit: (Int64) throws -> Bool = { try body($0); return true }
+        let visit: (Int64) throws -> Bool = {
+            try body($0)
+            return true
+        }
         switch prepared.path {
         case .recordNames(let list):
             for name in list {

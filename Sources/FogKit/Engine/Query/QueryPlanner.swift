@@ -13,7 +13,9 @@ enum AccessPath {
     case cells(field: String, id: Int64, runs: [(row: Int64, columns: ClosedRange<Int64>)])
     /// A range of a sortable field's entries, in (value, row) order. `prefixOnly` ranges
     /// (`ANY list BEGINSWITH`) hold several entries per record and give no order.
-    case range(field: String, id: Int64, lower: [UInt8]?, lowerInclusive: Bool, upper: [UInt8]?, upperInclusive: Bool, describe: String, ordered: Bool)
+    case range(
+        field: String, id: Int64, lower: [UInt8]?, lowerInclusive: Bool, upper: [UInt8]?, upperInclusive: Bool, describe: String,
+        ordered: Bool)
     /// Every record of the type in the zone, in row order.
     case typeScan
 }
@@ -92,7 +94,9 @@ extension Engine {
             {
                 // No condition narrows the type, but the sort field's index holds every record
                 // (nulls included) in order: read it instead of sorting the whole type.
-                path = .range(field: order[0].key, id: id, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: false, describe: "all", ordered: true)
+                path = .range(
+                    field: order[0].key, id: id, lower: nil, lowerInclusive: true, upper: nil, upperInclusive: false, describe: "all",
+                    ordered: true)
                 gives = true
                 reverse = !order[0].ascending
             }
@@ -187,7 +191,8 @@ extension Engine {
                 // Every token must match: reading the rarest one is enough.
                 var rarest: (String, Int)?
                 for token in tokens {
-                    let count = try txn.valueCount(forKey: Layout.tokenPrefix(zone: zone, type: typeID) + IndexValue.string(token).encoded, in: indexTable)
+                    let count = try txn.valueCount(
+                        forKey: Layout.tokenPrefix(zone: zone, type: typeID) + IndexValue.string(token).encoded, in: indexTable)
                     if rarest == nil || count < rarest!.1 { rarest = (token, count) }
                 }
                 return .tokens([rarest!.0])
@@ -262,8 +267,14 @@ extension Engine {
         // an inclusive upper bound takes them all.
         // (`l FF` is above every row of `l`, whose next byte is an Int64 tag, and below the
         // values that continue `l` with an escaped NUL, `l 00 FF …`, which are greater.)
-        if let l = lower, !lowerInclusive { lower = l + [0xFF]; lowerInclusive = true }
-        if let u = upper, upperInclusive { upper = ScanRange.successor(ofPrefix: u); upperInclusive = false }
+        if let l = lower, !lowerInclusive {
+            lower = l + [0xFF]
+            lowerInclusive = true
+        }
+        if let u = upper, upperInclusive {
+            upper = ScanRange.successor(ofPrefix: u)
+            upperInclusive = false
+        }
         return .range(
             field: key.name, id: id, lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive,
             describe: condition.formatted, ordered: true)

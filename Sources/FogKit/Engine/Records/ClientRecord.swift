@@ -1,5 +1,5 @@
-import Synchronization
 import Foundation
+import Synchronization
 
 /// A snapshot of a client's ``Record`` taken when a save begins, so the save
 /// works on values that no other task can change meanwhile.

@@ -159,7 +159,8 @@ struct EncodedFields: @unchecked Sendable {
         // The selected fields: their count, the size of their table entries and payloads.
         var selected = 0, tableSize = 0, payloadSize = 0, assets = false
         var error: (any Error)?
-        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, type, payload in
+        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
+            id, type, payload in
             guard selection.contains(id) else { return true }
             do { try table.register(id, expected: view.count, names: &names) } catch let e {
                 error = e
@@ -197,7 +198,8 @@ struct EncodedFields: @unchecked Sendable {
                 var t = 0
                 var p = countSize + tableSize
                 Self.putVarint(UInt64(selected), into: out, at: &t)
-                RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { id, type, payload in
+                RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
+                    id, type, payload in
                     guard selection.contains(id) else { return true }
                     Self.putVarint(UInt64(bitPattern: id), into: out, at: &t)
                     out[t] = type.rawValue
@@ -233,7 +235,8 @@ struct EncodedFields: @unchecked Sendable {
         let selection = table.selection
         chunk.withUnsafeMutablePointerToElements { elements in
             let buffer = UnsafeRawBufferPointer(start: elements + Int(start), count: Int(length))
-            RecordView.forEachField(buffer, count: Int(count), tableStart: Int(tableStart), payloadStart: Int(payloadStart)) { id, type, payload in
+            RecordView.forEachField(buffer, count: Int(count), tableStart: Int(tableStart), payloadStart: Int(payloadStart)) {
+                id, type, payload in
                 guard selection.contains(id) else { return true }
                 return body(id, type, payload)
             }

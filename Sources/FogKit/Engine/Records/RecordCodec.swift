@@ -142,7 +142,9 @@ enum RecordCodec {
     }
 
     /// Decodes a stored record, with only the fields `fields` selects.
-    static func decode<Store>(_ buffer: UnsafeRawBufferPointer, names: inout NameResolver<Store>, fields: FieldSelection) throws -> StoredRecord {
+    static func decode<Store>(
+        _ buffer: UnsafeRawBufferPointer, names: inout NameResolver<Store>, fields: FieldSelection
+    ) throws -> StoredRecord {
         var r = ByteReader(buffer)
         let v = try r.u8()
         guard v == version else { throw FormatError(message: "record format version \(v)") }
@@ -295,9 +297,11 @@ enum RecordCodec {
         switch type {
         case .string: return .string(String(decoding: buffer, as: UTF8.self))
         case .int64 where buffer.count == 8: return .int64(Int64(littleEndian: buffer.loadUnaligned(as: Int64.self)))
-        case .double where buffer.count == 8: return .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self))))
+        case .double where buffer.count == 8:
+            return .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self))))
         case .timestamp where buffer.count == 8:
-            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self)))))
+            return .date(
+                Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self)))))
         default: return try? decodePayload(buffer, type: type)
         }
     }

@@ -43,7 +43,9 @@ extension Engine {
                 case .success(nil):
                     results.append((id, .failure(unknown(id))))
                 case .success(let info?):
-                    if table?.zoneID != id.zoneID { table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, selection: selection) }
+                    if table?.zoneID != id.zoneID {
+                        table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, selection: selection)
+                    }
                     let record = try rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
                         try withRecord(row, in: txn) { buffer in
                             try RecordView(buffer, checking: selection).makeRecord(id: id, table: table!, arena: &arena, names: &names)

@@ -212,7 +212,8 @@ struct ViewFields: PredicateFields {
     func values(named keys: [String]?) -> [FieldValue] {
         if let keys { return keys.compactMap { key in ids.id(of: key).flatMap { view.value(of: $0) } } }
         var values: [FieldValue] = []
-        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) { _, type, payload in
+        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
+            _, type, payload in
             if let value = RecordCodec.decodeChecked(payload, type: type) { values.append(value) }
             return true
         }

@@ -99,14 +99,19 @@ extension Engine {
                 let size = RecordCodec.countedSize(of: client.values)
                 totalBytes += size
                 guard size <= Validation.maximumRecordSize else {
-                    throw FogError(.limitExceeded, message: "record \(client.recordID.recordName) holds \(size) bytes; the limit is \(Validation.maximumRecordSize) (assets excluded)")
+                    throw FogError(
+                        .limitExceeded,
+                        message:
+                            "record \(client.recordID.recordName) holds \(size) bytes; the limit is \(Validation.maximumRecordSize) (assets excluded)"
+                    )
                 }
             } catch {
                 preErrors[i] = error
             }
         }
         guard totalBytes <= limits.maximumBytes else {
-            throw FogError(.limitExceeded, message: "the request holds \(totalBytes) bytes of record data; the limit is \(limits.maximumBytes)")
+            throw FogError(
+                .limitExceeded, message: "the request holds \(totalBytes) bytes of record data; the limit is \(limits.maximumBytes)")
         }
         var deleteErrors: [Int: FogError] = [:]
         for (i, id) in recordIDsToDelete.enumerated() {
@@ -196,7 +201,8 @@ extension Engine {
             let size = (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.int64Value ?? 0
             return Asset(storedName: name, size: size, directory: assetDirectory)
         } catch {
-            throw FogError(.assetNotAvailable, message: "field '\(key)': cannot read asset file \(url.path): \(error)", underlyingError: error)
+            throw FogError(
+                .assetNotAvailable, message: "field '\(key)': cannot read asset file \(url.path): \(error)", underlyingError: error)
         }
     }
 }
@@ -218,7 +224,10 @@ struct ModifyRun<Store: KeyValueStore> {
     private(set) var deletedInZone = false
 
     private struct Item {
-        enum Kind { case save(ClientRecord), delete(Record.ID) }
+        enum Kind {
+            case save(ClientRecord)
+            case delete(Record.ID)
+        }
         let kind: Kind
         let index: Int
         var preError: FogError?
@@ -288,14 +297,17 @@ struct ModifyRun<Store: KeyValueStore> {
             // parents are saved first and must exist when their children are planned.
             var savedNames: Set<String> = []
             if allOrNothing {
-                let deletedNames = Set(requested.compactMap { item -> String? in
-                    if case .delete(let id) = item.kind { return id.recordName }
-                    return nil
-                })
-                savedNames = Set(requested.compactMap { item -> String? in
-                    if case .save(let c) = item.kind, item.preError == nil { return c.recordID.recordName }
-                    return nil
-                }).subtracting(deletedNames)
+                let deletedNames = Set(
+                    requested.compactMap { item -> String? in
+                        if case .delete(let id) = item.kind { return id.recordName }
+                        return nil
+                    })
+                savedNames = Set(
+                    requested.compactMap { item -> String? in
+                        if case .save(let c) = item.kind, item.preError == nil { return c.recordID.recordName }
+                        return nil
+                    }
+                ).subtracting(deletedNames)
             }
             let group = allOrNothing ? requested : parentsFirst(requested)
             if atomic && group.contains(where: { $0.preError != nil }) {
@@ -307,7 +319,8 @@ struct ModifyRun<Store: KeyValueStore> {
                 var plans: [(Item, Result<Plan, FogError>)] = []
                 var pending = PendingPlans()
                 for item in group {
-                    plans.append((item, Result { () throws(FogError) in try plan(item, zone: zone, savedNames: savedNames, pending: &pending) }))
+                    plans.append(
+                        (item, Result { () throws(FogError) in try plan(item, zone: zone, savedNames: savedNames, pending: &pending) }))
                 }
                 if plans.contains(where: { if case .failure = $0.1 { true } else { false } }) {
                     for (item, result) in plans {
@@ -384,7 +397,8 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     private func batchFailed(_ item: Item) -> FogError {
-        FogError(.batchRequestFailed, message: "record \(item.id.recordName) was not changed because another change in its atomic zone failed")
+        FogError(
+            .batchRequestFailed, message: "record \(item.id.recordName) was not changed because another change in its atomic zone failed")
     }
 
     /// Zone IDs with the owner placeholder resolved, for grouping.
@@ -400,7 +414,8 @@ struct ModifyRun<Store: KeyValueStore> {
         var deleteSelfReferences: [String: Int] = [:]
     }
 
-    private mutating func plan(_ item: Item, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans) throws(FogError) -> Plan {
+    private mutating func plan(_ item: Item, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans) throws(FogError) -> Plan
+    {
         if let e = item.preError { throw e }
         switch item.kind {
         case .delete(let id):
@@ -415,11 +430,14 @@ struct ModifyRun<Store: KeyValueStore> {
         }
     }
 
-    private mutating func planSave(_ client: ClientRecord, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans) throws(FogError) -> SavePlan {
+    private mutating func planSave(
+        _ client: ClientRecord, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans
+    ) throws(FogError) -> SavePlan {
         let name = client.recordID.recordName
         let existing = try fogTry { try load(zone: zone.id, name: name) }
         if existing == nil && name.hasPrefix("_") {
-            throw FogError(.invalidArguments, message: "record name '\(name)' starts with '_', which is reserved for records the system creates")
+            throw FogError(
+                .invalidArguments, message: "record name '\(name)' starts with '_', which is reserved for records the system creates")
         }
         if existing == nil && client.recordType == Record.SystemType.userRecord {
             throw FogError(.invalidArguments, message: "user records (type Users) are created by the system, not by clients")
@@ -468,7 +486,11 @@ struct ModifyRun<Store: KeyValueStore> {
             if fixed == nil { fixed = try fogTry { try names.fieldType(recordType: client.recordType, field: key) } }
             if let fixed {
                 guard fixed == type else {
-                    throw FogError(.invalidArguments, message: "field '\(key)' of record type \(client.recordType) holds \(fixed.name) values; cannot save a \(type.name) in record \(name)")
+                    throw FogError(
+                        .invalidArguments,
+                        message:
+                            "field '\(key)' of record type \(client.recordType) holds \(fixed.name) values; cannot save a \(type.name) in record \(name)"
+                    )
                 }
             } else {
                 newTypes.append((key, type))
@@ -477,7 +499,9 @@ struct ModifyRun<Store: KeyValueStore> {
 
         let size = RecordCodec.countedSize(of: values)
         guard size <= Validation.maximumRecordSize else {
-            throw FogError(.limitExceeded, message: "record \(name) would hold \(size) bytes; the limit is \(Validation.maximumRecordSize) (assets excluded)")
+            throw FogError(
+                .limitExceeded,
+                message: "record \(name) would hold \(size) bytes; the limit is \(Validation.maximumRecordSize) (assets excluded)")
         }
 
         // The parent must exist, or be saved in the same request.
@@ -497,10 +521,16 @@ struct ModifyRun<Store: KeyValueStore> {
         let oldTargets = existing.map { deleteSelfTargets($0.record.values) } ?? []
         let addedTargets = deleteSelfTargets(values).subtracting(oldTargets)
         for target in addedTargets {
-            let stored = try fogTry { try engine.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn.readView) }
+            let stored = try fogTry {
+                try engine.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn.readView)
+            }
             let count = stored + (pending.deleteSelfReferences[target] ?? 0)
             guard count < Validation.maximumDeleteSelfReferences else {
-                throw FogError(.limitExceeded, message: "record \(target) already has \(count) deleteSelf references; the limit is \(Validation.maximumDeleteSelfReferences)")
+                throw FogError(
+                    .limitExceeded,
+                    message:
+                        "record \(target) already has \(count) deleteSelf references; the limit is \(Validation.maximumDeleteSelfReferences)"
+                )
             }
         }
         for target in addedTargets { pending.deleteSelfReferences[target, default: 0] += 1 }
@@ -553,7 +583,9 @@ struct ModifyRun<Store: KeyValueStore> {
     private func load(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
         guard let row = try engine.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
         var resolver = names.resolver
-        guard let record = try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { try RecordCodec.decode($0, names: &resolver) }) else {
+        guard
+            let record = try txn.withValue(forKey: bigEndianKey(row), in: engine.records, { try RecordCodec.decode($0, names: &resolver) })
+        else {
             throw FormatError(message: "record \(name) names row \(row), which is missing")
         }
         return (row, record)
@@ -618,7 +650,8 @@ struct ModifyRun<Store: KeyValueStore> {
             indexDefinitions[recordType] = indexes
         }
         try engine.updateIndexEntries(
-            old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names.resolver)
+            old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names.resolver
+        )
     }
 
     /// Deletes a record and, transitively, the records that reference it with `deleteSelf`.
@@ -647,7 +680,10 @@ struct ModifyRun<Store: KeyValueStore> {
         }
         for source in sources where !visited.contains(source) {
             var resolver = names.resolver
-            guard let stored = try txn.withValue(forKey: bigEndianKey(source), in: engine.records, { try RecordCodec.decode($0, names: &resolver) }) else {
+            guard
+                let stored = try txn.withValue(
+                    forKey: bigEndianKey(source), in: engine.records, { try RecordCodec.decode($0, names: &resolver) })
+            else {
                 try txn.delete(Layout.refKey(zone: zone, target: record.recordName, source: source), in: engine.refs)
                 continue
             }

@@ -64,9 +64,10 @@ extension FieldValue {
         case .reference(let r) where r.recordID.zoneID != zoneID:
             return .reference(Record.Reference(recordID: Record.ID(recordName: r.recordID.recordName, zoneID: zoneID), action: r.action))
         case .referenceList(let list) where list.contains(where: { $0.recordID.zoneID != zoneID }):
-            return .referenceList(list.map {
-                Record.Reference(recordID: Record.ID(recordName: $0.recordID.recordName, zoneID: zoneID), action: $0.action)
-            })
+            return .referenceList(
+                list.map {
+                    Record.Reference(recordID: Record.ID(recordName: $0.recordID.recordName, zoneID: zoneID), action: $0.action)
+                })
         default:
             return self
         }

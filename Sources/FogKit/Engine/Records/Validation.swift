@@ -21,7 +21,8 @@ enum Validation {
     static func recordName(_ name: String) throws(FogError) {
         guard !name.isEmpty else { throw FogError(.invalidArguments, message: "record name is empty") }
         guard name.utf8.count <= maximumNameLength else {
-            throw FogError(.invalidArguments, message: "record name is \(name.utf8.count) characters long; the limit is \(maximumNameLength)")
+            throw FogError(
+                .invalidArguments, message: "record name is \(name.utf8.count) characters long; the limit is \(maximumNameLength)")
         }
         guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
             throw FogError(.invalidArguments, message: "record name \(quoted(name)) has characters outside printable ASCII")
@@ -46,14 +47,21 @@ enum Validation {
     /// A record type: a letter, then letters, digits and underscores; at most 255.
     static func recordType(_ type: String) throws(FogError) {
         guard isIdentifier(type) else {
-            throw FogError(.invalidArguments, message: "record type \(quoted(type)) is invalid: it must start with a letter and contain only letters, digits and '_' (at most 255)")
+            throw FogError(
+                .invalidArguments,
+                message:
+                    "record type \(quoted(type)) is invalid: it must start with a letter and contain only letters, digits and '_' (at most 255)"
+            )
         }
     }
 
     /// A field key: a letter, then letters, digits and underscores; at most 255; not reserved.
     static func fieldKey(_ key: String) throws(FogError) {
         guard isIdentifier(key) else {
-            let reason = key.hasPrefix("_") ? "keys starting with '_' are reserved" : "it must start with a letter and contain only letters, digits and '_' (at most 255)"
+            let reason =
+                key.hasPrefix("_")
+                ? "keys starting with '_' are reserved"
+                : "it must start with a letter and contain only letters, digits and '_' (at most 255)"
             throw FogError(.invalidArguments, message: "field key \(quoted(key)) is invalid: \(reason)")
         }
         guard !reservedFieldKeys.contains(key) else {
@@ -79,7 +87,11 @@ enum Validation {
         func checkReference(_ r: Record.Reference) throws(FogError) {
             try recordName(r.recordID.recordName)
             guard sameZone(r.recordID.zoneID, zoneID) else {
-                throw FogError(.invalidArguments, message: "field \(quoted(key)): a reference must point into the record's own zone \(zoneID.zoneName), not \(r.recordID.zoneID.zoneName)")
+                throw FogError(
+                    .invalidArguments,
+                    message:
+                        "field \(quoted(key)): a reference must point into the record's own zone \(zoneID.zoneName), not \(r.recordID.zoneID.zoneName)"
+                )
             }
         }
         switch value {

@@ -52,12 +52,16 @@ extension Engine {
         switch context.scope {
         case .public:
             guard zoneID.isDefaultZone else {
-                throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist: the public database has only \(RecordZone.ID.defaultZoneName)")
+                throw FogError(
+                    .zoneNotFound,
+                    message: "zone \(zoneID.zoneName) does not exist: the public database has only \(RecordZone.ID.defaultZoneName)")
             }
             return ZoneAddress(scope: Database.Scope.public.rawValue, owner: "", zoneName: RecordZone.ID.defaultZoneName)
         case .private:
             try access.check(.zoneRead, in: context)
-            guard let user = context.user else { throw FogError(.internalError, message: "the access policy let nobody into a private database") }
+            guard let user = context.user else {
+                throw FogError(.internalError, message: "the access policy let nobody into a private database")
+            }
             // A private database holds its owner's zones only: another owner's zone is not in it.
             guard zoneID.ownerName == CurrentUserDefaultName || zoneID.ownerName == user else {
                 throw FogError(.zoneNotFound, message: "zone \(zoneID) does not exist in this user's private database")
@@ -76,7 +80,9 @@ extension Engine {
     }
 
     /// The stored zone at `address`, creating it with `capabilities` when missing.
-    func createZone(at address: ZoneAddress, capabilities: RecordZone.Capabilities, sequence: Int64, in txn: Store.WriteTransaction) throws -> ZoneInfo {
+    func createZone(
+        at address: ZoneAddress, capabilities: RecordZone.Capabilities, sequence: Int64, in txn: Store.WriteTransaction
+    ) throws -> ZoneInfo {
         if let existing = try zoneInfo(at: address, in: txn.readView) { return existing }
         let info = ZoneInfo(id: try nextCounter(Layout.metaNextZoneID, in: txn), capabilities: capabilities, createdSequence: sequence)
         try txn.put(info.encoded(), forKey: address.key, in: zones)
@@ -85,7 +91,9 @@ extension Engine {
     }
 
     /// The zone for writing records: default zones come into being on first use.
-    func zoneForWriting(_ zoneID: RecordZone.ID, in context: DatabaseContext, sequence: Int64, txn: Store.WriteTransaction) throws -> ZoneInfo {
+    func zoneForWriting(
+        _ zoneID: RecordZone.ID, in context: DatabaseContext, sequence: Int64, txn: Store.WriteTransaction
+    ) throws -> ZoneInfo {
         let address = try address(of: zoneID, in: context)
         if let info = try zoneInfo(at: address, in: txn.readView) { return info }
         guard address.isDefault else {
@@ -115,7 +123,9 @@ extension Engine {
     }
 
     /// The blocking form of ``modifyZones(saving:deleting:context:)``, for operations.
-    func modifyZonesAndWait(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) throws -> ZoneOutcome {
+    func modifyZonesAndWait(
+        saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext
+    ) throws -> ZoneOutcome {
         try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
         return try writeAndWait { [self] txn, _ in
@@ -123,48 +133,62 @@ extension Engine {
         }
     }
 
-    private func checkZoneRequest(saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext) throws(FogError) {
-        try access.check(.zoneModify, AccessRequest(caller: context.caller, scope: context.scope, zoneName: zonesToSave.first?.zoneID.zoneName))
+    private func checkZoneRequest(
+        saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext
+    ) throws(FogError) {
+        try access.check(
+            .zoneModify, AccessRequest(caller: context.caller, scope: context.scope, zoneName: zonesToSave.first?.zoneID.zoneName))
         if let first = zoneIDsToDelete.first {
             try access.check(.zoneDelete, AccessRequest(caller: context.caller, scope: context.scope, zoneName: first.zoneName))
         }
     }
 
     private func runZones(
-        saving saveIDs: [RecordZone.ID], deleting deleteIDs: [RecordZone.ID], purging: Bool, context: DatabaseContext, txn: Store.WriteTransaction
+        saving saveIDs: [RecordZone.ID], deleting deleteIDs: [RecordZone.ID], purging: Bool, context: DatabaseContext,
+        txn: Store.WriteTransaction
     ) throws -> ZoneOutcome {
         let sequence = try nextCounter(Layout.metaSequence, in: txn)
         var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
         for zoneID in saveIDs {
-            saves.append((zoneID, Result { () throws(FogError) -> RecordZone in
-                try Validation.zoneName(zoneID.zoneName, allowDefault: true)
-                let address = try address(of: zoneID, in: context)
-                let capabilities: RecordZone.Capabilities = address.isDefault ? [] : .customZone
-                let info = try fogTry { () throws -> ZoneInfo in
-                    let info = try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn)
-                    if info.createdSequence == sequence { try logZone(.changed, address: address, zone: info.id, sequence: sequence, txn: txn) }
-                    return info
-                }
-                return makeZone(zoneID, info: info)
-            }))
+            saves.append(
+                (
+                    zoneID,
+                    Result { () throws(FogError) -> RecordZone in
+                        try Validation.zoneName(zoneID.zoneName, allowDefault: true)
+                        let address = try address(of: zoneID, in: context)
+                        let capabilities: RecordZone.Capabilities = address.isDefault ? [] : .customZone
+                        let info = try fogTry { () throws -> ZoneInfo in
+                            let info = try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn)
+                            if info.createdSequence == sequence {
+                                try logZone(.changed, address: address, zone: info.id, sequence: sequence, txn: txn)
+                            }
+                            return info
+                        }
+                        return makeZone(zoneID, info: info)
+                    }
+                ))
         }
         var deletes: [(RecordZone.ID, Result<Void, FogError>)] = []
         for zoneID in deleteIDs {
-            deletes.append((zoneID, Result { () throws(FogError) -> Void in
-                let address = try address(of: zoneID, in: context)
-                guard !address.isDefault else {
-                    throw FogError(.invalidArguments, message: "the default zone cannot be deleted")
-                }
-                try fogTry {
-                    guard let info = try zoneInfo(at: address, in: txn.readView) else {
-                        throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+            deletes.append(
+                (
+                    zoneID,
+                    Result { () throws(FogError) -> Void in
+                        let address = try address(of: zoneID, in: context)
+                        guard !address.isDefault else {
+                            throw FogError(.invalidArguments, message: "the default zone cannot be deleted")
+                        }
+                        try fogTry {
+                            guard let info = try zoneInfo(at: address, in: txn.readView) else {
+                                throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                            }
+                            try deleteZoneContents(info, in: txn)
+                            try txn.delete(address.key, in: zones)
+                            try txn.delete(bigEndianKey(info.id), in: zoneIDs)
+                            try logZone(purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, txn: txn)
+                        }
                     }
-                    try deleteZoneContents(info, in: txn)
-                    try txn.delete(address.key, in: zones)
-                    try txn.delete(bigEndianKey(info.id), in: zoneIDs)
-                    try logZone(purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, txn: txn)
-                }
-            }))
+                ))
         }
         return (saves, deletes)
     }
@@ -188,14 +212,17 @@ extension Engine {
     func fetchZones(_ zoneIDs: [RecordZone.ID], context: DatabaseContext) throws -> [(RecordZone.ID, Result<RecordZone, FogError>)] {
         try read { txn, _ in
             zoneIDs.map { zoneID in
-                (zoneID, Result { () throws(FogError) -> RecordZone in
-                    let address = try address(of: zoneID, in: context)
-                    let info = try fogTry { try zoneInfo(at: address, in: txn) }
-                    guard info != nil || address.isDefault else {
-                        throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                (
+                    zoneID,
+                    Result { () throws(FogError) -> RecordZone in
+                        let address = try address(of: zoneID, in: context)
+                        let info = try fogTry { try zoneInfo(at: address, in: txn) }
+                        guard info != nil || address.isDefault else {
+                            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                        }
+                        return makeZone(zoneID, info: info)
                     }
-                    return makeZone(zoneID, info: info)
-                })
+                )
             }
         }
     }
@@ -207,7 +234,9 @@ extension Engine {
         case .public: return [RecordZone.default()]
         case .shared: return []
         case .private:
-            guard let user = context.user else { throw FogError(.internalError, message: "the access policy let nobody into a private database") }
+            guard let user = context.user else {
+                throw FogError(.internalError, message: "the access policy let nobody into a private database")
+            }
             let prefix = Layout.zonePrefix(scope: Database.Scope.private.rawValue, owner: user)
             return try read { txn, _ in
                 var result = [RecordZone.default()]
@@ -217,7 +246,8 @@ extension Engine {
                     _ = try reader.readString()
                     let name = try reader.readString()
                     if name != RecordZone.ID.defaultZoneName {
-                        result.append(RecordZone(zoneID: RecordZone.ID(zoneName: name), capabilities: try ZoneInfo.decode(value).capabilities))
+                        result.append(
+                            RecordZone(zoneID: RecordZone.ID(zoneName: name), capabilities: try ZoneInfo.decode(value).capabilities))
                     }
                     return true
                 }
