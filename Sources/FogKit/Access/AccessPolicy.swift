@@ -259,11 +259,6 @@ struct AccessPolicy: Sendable {
     }
 }
 
-extension Engine {
-    /// The policy every access decision asks.
-    var access: AccessPolicy { .standard }
-}
-
 extension DatabaseContext {
     /// The caller this context acts for.
     @inline(__always)

@@ -3,4 +3,7 @@ import FogStorageLMDB
 /// The engine FogKit runs: the one place that picks the storage backend. Everything
 /// else in FogKit is written against the `FogStorage` interface; this is the only file
 /// that imports `FogStorageLMDB`.
-typealias StoreEngine = Engine<LMDBStore>
+typealias StoreEngine = Engine<StoreBackend>
+
+/// The store FogKit keeps its containers in.
+typealias StoreBackend = LMDBStore

@@ -62,7 +62,7 @@ extension Container {
             try checkOpen()
             return try Container(
                 identifier: containerIdentifier, directory: directory, user: user, configuration: configuration ?? self.configuration,
-                advisor: engine.advisor)
+                advisor: engine.indexes.advisor)
         }
 
         // MARK: - Indexes
@@ -92,20 +92,20 @@ extension Container {
             _ options: IndexOptions, forField field: Record.FieldKey, ofRecordType recordType: Record.RecordType
         ) async throws {
             try authorize(.setIndexes)
-            try await engine.setIndexes([field: options], recordType: recordType)
+            try await engine.indexes.setIndexes([field: options], recordType: recordType)
         }
 
         /// Sets the indexes of several fields of a record type at once, in one transaction;
         /// fields not named keep theirs. See ``setIndexes(_:forField:ofRecordType:)``.
         public func setIndexes(_ indexes: [Record.FieldKey: IndexOptions], ofRecordType recordType: Record.RecordType) async throws {
             try authorize(.setIndexes)
-            try await engine.setIndexes(indexes, recordType: recordType)
+            try await engine.indexes.setIndexes(indexes, recordType: recordType)
         }
 
         /// The indexes declared on the fields of a record type, by field name.
         public func indexes(ofRecordType recordType: Record.RecordType) throws -> [Record.FieldKey: IndexOptions] {
             try authorize(.readIndexes)
-            return try engine.indexes(ofRecordType: recordType)
+            return try engine.indexes.indexes(ofRecordType: recordType)
         }
 
         /// The indexes that queries in the development environment lacked, most frequent
@@ -114,7 +114,7 @@ extension Container {
         public func indexAdvice() -> [IndexAdvice] {
             // The administrator always passes; asked so that every call goes through the policy.
             guard (try? engine.access.check(.administer(.indexAdvice), AccessRequest(caller: .administrator))) != nil else { return [] }
-            return engine.advisor.advice()
+            return engine.indexes.advisor.advice()
         }
 
         // MARK: - The store
@@ -127,13 +127,13 @@ extension Container {
         /// fetch their changes again instead of missing the ones the backup lost.
         public func backup(to destination: URL) throws {
             try authorize(.backup)
-            try fogTry { try engine.backup(to: destination) }
+            try fogTry { try engine.maintenance.backup(to: destination) }
         }
 
         /// Describes the whole store: sizes, users, zones and record counts.
         public func storeInfo() throws -> StoreInfo {
             try authorize(.storeInfo)
-            return try fogTry { try engine.describe() }
+            return try fogTry { try engine.maintenance.describe() }
         }
 
         /// Checks the whole store's internal consistency (every index entry points at a
@@ -141,7 +141,7 @@ extension Container {
         /// snapshot; changes nothing.
         public func checkIntegrity() throws -> IntegrityReport {
             try authorize(.checkIntegrity)
-            return try fogTry { try engine.checkIntegrity() }
+            return try fogTry { try engine.maintenance.checkIntegrity() }
         }
 
         /// Closes the administrator's hold on the store. The store closes once every

@@ -86,7 +86,7 @@ public final class Container: Sendable {
         )
         self.engine = engine
         do {
-            userRecordName = try user.map { try engine.userRecordName(for: $0) }
+            userRecordName = try user.map { try engine.users.userRecordName(for: $0) }
         } catch {
             engine.close()
             throw FogError.wrapping(error)

@@ -62,7 +62,7 @@ extension Database {
         modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: ServerChangeToken, moreComing: Bool
     ) {
         try checkOpen()
-        let page = try engine.databaseChanges(since: changeToken, limit: resultsLimit ?? 0, context: context)
+        let page = try engine.feeds.databaseChanges(since: changeToken, limit: resultsLimit ?? 0, context: context)
         return (
             page.changed.map { DatabaseChange.Modification(zoneID: $0) },
             page.deleted.map { DatabaseChange.Deletion(zoneID: $0.0, reason: $0.1 == .purged ? .purged : .deleted) },
@@ -87,7 +87,8 @@ extension Database {
         deletions: [RecordZoneChange.Deletion], changeToken: ServerChangeToken, moreComing: Bool
     ) {
         try checkOpen()
-        let page = try engine.zoneChanges(zoneID, since: changeToken, desiredKeys: desiredKeys, limit: resultsLimit ?? 0, context: context)
+        let page = try engine.feeds.zoneChanges(
+            zoneID, since: changeToken, desiredKeys: desiredKeys, limit: resultsLimit ?? 0, context: context)
         var modifications: [Record.ID: Result<RecordZoneChange.Modification, any Error>] = [:]
         for record in page.changed { modifications[record.recordID] = .success(RecordZoneChange.Modification(record: record)) }
         return (
@@ -104,7 +105,7 @@ extension Database {
     ///   zone; `badDatabase` outside the private database.
     public func purgeRecordZone(withID zoneID: RecordZone.ID) async throws {
         try checkOpen()
-        let result = try await engine.modifyZones(saving: [], deleting: [zoneID], purging: true, context: context)
+        let result = try await engine.zones.modifyZones(saving: [], deleting: [zoneID], purging: true, context: context)
         try result.deletes[0].1.get()
     }
 }

@@ -63,14 +63,14 @@ extension Database {
         resultsLimit: Int = QueryOperation.maximumResults
     ) throws -> QueryPlan {
         try checkOpen()
-        return try engine.explain(
+        return try engine.queries.explain(
             query, zoneID: zoneID ?? .default, desiredKeys: desiredKeys, resultsLimit: resultsLimit, context: context,
             environment: environment)
     }
 
     func runQuery(_ query: Query, zoneID: RecordZone.ID?, desiredKeys: [Record.FieldKey]?, resultsLimit: Int) throws -> QueryPage {
         try checkOpen()
-        return try engine.query(
+        return try engine.queries.query(
             query, zoneID: zoneID ?? .default, after: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
             context: context, environment: environment)
     }
@@ -78,7 +78,7 @@ extension Database {
     func runQuery(continuing cursor: QueryOperation.Cursor, desiredKeys: [Record.FieldKey]?, resultsLimit: Int) throws -> QueryPage {
         try checkOpen()
         let query = try cursor.state.validated()
-        return try engine.query(
+        return try engine.queries.query(
             query, zoneID: cursor.state.zoneID, after: cursor.state, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
             context: context, environment: environment)
     }

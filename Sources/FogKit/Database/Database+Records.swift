@@ -11,7 +11,7 @@ extension Database {
     @discardableResult
     public func save(_ record: Record) async throws -> Record {
         try checkOpen()
-        let outcome = try await engine.modify(
+        let outcome = try await engine.writer.modify(
             saving: [record], deleting: [], policy: .ifServerRecordUnchanged, atomic: false, limits: limits, context: context)
         return try outcome.saveResults[0].1.get()
     }
@@ -20,7 +20,7 @@ extension Database {
     /// - Throws: ``FogError/Code/unknownItem`` when it does not exist.
     public func record(for recordID: Record.ID) async throws -> Record {
         try checkOpen()
-        let results = try engine.fetch([recordID], desiredKeys: nil, context: context)
+        let results = try engine.reader.fetch([recordID], desiredKeys: nil, context: context)
         return try results[0].1.get()
     }
 
@@ -30,7 +30,7 @@ extension Database {
         for ids: [Record.ID], desiredKeys: [Record.FieldKey]? = nil
     ) async throws -> [Record.ID: Result<Record, any Error>] {
         try checkOpen()
-        return try Self.dictionary(engine.fetch(ids, desiredKeys: desiredKeys, context: context))
+        return try Self.dictionary(engine.reader.fetch(ids, desiredKeys: desiredKeys, context: context))
     }
 
     /// Deletes a record, and the records that reference it with `deleteSelf`
@@ -39,7 +39,7 @@ extension Database {
     @discardableResult
     public func deleteRecord(withID recordID: Record.ID) async throws -> Record.ID {
         try checkOpen()
-        let outcome = try await engine.modify(
+        let outcome = try await engine.writer.modify(
             saving: [], deleting: [recordID], policy: .ifServerRecordUnchanged, atomic: false, limits: limits, context: context)
         try outcome.deleteResults[0].1.get()
         return recordID
@@ -61,7 +61,7 @@ extension Database {
         savePolicy: RecordSavePolicy = .ifServerRecordUnchanged, atomically: Bool = true
     ) async throws -> (saveResults: [Record.ID: Result<Record, any Error>], deleteResults: [Record.ID: Result<Void, any Error>]) {
         try checkOpen()
-        let outcome = try await engine.modify(
+        let outcome = try await engine.writer.modify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: savePolicy, atomic: atomically, limits: limits,
             context: context)
         if atomically {

@@ -6,7 +6,7 @@ extension Database {
     @discardableResult
     public func save(_ zone: RecordZone) async throws -> RecordZone {
         try checkOpen()
-        let result = try await engine.modifyZones(saving: [zone], deleting: [], context: context)
+        let result = try await engine.zones.modifyZones(saving: [zone], deleting: [], context: context)
         return try result.saves[0].1.get()
     }
 
@@ -14,21 +14,21 @@ extension Database {
     /// - Throws: ``FogError/Code/zoneNotFound`` when it does not exist.
     public func recordZone(for zoneID: RecordZone.ID) async throws -> RecordZone {
         try checkOpen()
-        return try engine.fetchZones([zoneID], context: context)[0].1.get()
+        return try engine.zones.fetchZones([zoneID], context: context)[0].1.get()
     }
 
     /// Fetches zones by ID, each with its own result.
     public func recordZones(for ids: [RecordZone.ID]) async throws -> [RecordZone.ID: Result<RecordZone, any Error>] {
         try checkOpen()
         var result: [RecordZone.ID: Result<RecordZone, any Error>] = [:]
-        for (id, r) in try engine.fetchZones(ids, context: context) { result[id] = r.mapError { $0 } }
+        for (id, r) in try engine.zones.fetchZones(ids, context: context) { result[id] = r.mapError { $0 } }
         return result
     }
 
     /// Every zone of the database, the default zone first.
     public func allRecordZones() async throws -> [RecordZone] {
         try checkOpen()
-        return try engine.allZones(context: context)
+        return try engine.zones.allZones(context: context)
     }
 
     /// Deletes a zone and every record in it.
@@ -36,7 +36,7 @@ extension Database {
     @discardableResult
     public func deleteRecordZone(withID zoneID: RecordZone.ID) async throws -> RecordZone.ID {
         try checkOpen()
-        let result = try await engine.modifyZones(saving: [], deleting: [zoneID], context: context)
+        let result = try await engine.zones.modifyZones(saving: [], deleting: [zoneID], context: context)
         try result.deletes[0].1.get()
         return zoneID
     }
@@ -47,7 +47,7 @@ extension Database {
     ) async throws -> (saveResults: [RecordZone.ID: Result<RecordZone, any Error>], deleteResults: [RecordZone.ID: Result<Void, any Error>])
     {
         try checkOpen()
-        let result = try await engine.modifyZones(saving: recordZonesToSave, deleting: recordZoneIDsToDelete, context: context)
+        let result = try await engine.zones.modifyZones(saving: recordZonesToSave, deleting: recordZoneIDsToDelete, context: context)
         var saves: [RecordZone.ID: Result<RecordZone, any Error>] = [:]
         for (id, r) in result.saves { saves[id] = r.mapError { $0 } }
         var deletes: [RecordZone.ID: Result<Void, any Error>] = [:]

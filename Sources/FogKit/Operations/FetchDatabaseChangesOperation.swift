@@ -53,7 +53,7 @@ public final class FetchDatabaseChangesOperation: DatabaseOperation, @unchecked 
             if isCancelled { return finish(with: cancellationError()) }
             let page: DatabaseChangePage
             do {
-                page = try database.engine.databaseChanges(since: token, limit: resultsLimit, context: database.context)
+                page = try database.engine.feeds.databaseChanges(since: token, limit: resultsLimit, context: database.context)
             } catch {
                 return finish(with: FogError.wrapping(error))
             }

@@ -97,7 +97,7 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
                 if isCancelled { return finish(with: cancellationError()) }
                 let page: ZoneChangePage
                 do {
-                    page = try database.engine.zoneChanges(
+                    page = try database.engine.feeds.zoneChanges(
                         zoneID, since: token, desiredKeys: configuration.desiredKeys, limit: configuration.resultsLimit,
                         context: database.context)
                 } catch {

@@ -38,9 +38,9 @@ public final class FetchRecordZonesOperation: DatabaseOperation, @unchecked Send
         let results: [(RecordZone.ID, Result<RecordZone, FogError>)]
         do {
             if let recordZoneIDs {
-                results = try database.engine.fetchZones(recordZoneIDs, context: database.context)
+                results = try database.engine.zones.fetchZones(recordZoneIDs, context: database.context)
             } else {
-                results = try database.engine.allZones(context: database.context).map { ($0.zoneID, .success($0)) }
+                results = try database.engine.zones.allZones(context: database.context).map { ($0.zoneID, .success($0)) }
             }
         } catch {
             return finish(with: FogError.wrapping(error))

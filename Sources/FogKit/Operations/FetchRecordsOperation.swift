@@ -64,7 +64,7 @@ public final class FetchRecordsOperation: DatabaseOperation, @unchecked Sendable
         let ids = recordIDs ?? []
         let results: [(Record.ID, Result<Record, FogError>)]
         do {
-            results = try database.engine.fetch(ids, desiredKeys: desiredKeys, context: database.context)
+            results = try database.engine.reader.fetch(ids, desiredKeys: desiredKeys, context: database.context)
         } catch {
             return finish(with: FogError.wrapping(error))
         }

@@ -35,9 +35,9 @@ public final class ModifyRecordZonesOperation: DatabaseOperation, @unchecked Sen
     }
 
     override func execute(in database: Database) {
-        let outcome: StoreEngine.ZoneOutcome
+        let outcome: ZoneOutcome
         do {
-            outcome = try database.engine.modifyZonesAndWait(
+            outcome = try database.engine.zones.modifyZonesAndWait(
                 saving: recordZonesToSave ?? [], deleting: recordZoneIDsToDelete ?? [], context: database.context)
         } catch {
             return finish(with: FogError.wrapping(error))

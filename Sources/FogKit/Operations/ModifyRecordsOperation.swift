@@ -61,7 +61,7 @@ public final class ModifyRecordsOperation: DatabaseOperation, @unchecked Sendabl
         let deletes = recordIDsToDelete ?? []
         let outcome: ModifyOutcome
         do {
-            outcome = try database.engine.modifyAndWait(
+            outcome = try database.engine.writer.modifyAndWait(
                 saving: saves, deleting: deletes, policy: savePolicy, atomic: isAtomic, limits: database.limits,
                 context: database.context, clientChangeTokenData: clientChangeTokenData)
         } catch {

@@ -1,218 +1,125 @@
 import FogStorage
 import Foundation
 
-/// One page of a zone's change feed.
-struct ZoneChangePage: Sendable {
-    var changed: [Record] = []
-    var deleted: [(Record.ID, Record.RecordType)] = []
-    var token: ServerChangeToken
-    var clientChangeTokenData: Data?
-    var moreComing: Bool
-}
+/// The change logs: each zone's log (every record once, at its latest change, and tombstones
+/// of deleted records with their age), the zone's horizon and client change token, and each
+/// database's log of zone events. Written in the transaction of the change they record;
+/// ``ChangeFeeds`` reads them.
+struct ChangeLog<Store: KeyValueStore>: EngineService {
+    let core: EngineCore<Store>
+    /// Zone logs, tombstones, horizons and client change tokens.
+    let changeTable: Table
+    /// Database logs of zone events.
+    let databaseChangeTable: Table
 
-/// One page of a database's change feed.
-struct DatabaseChangePage: Sendable {
-    var changed: [RecordZone.ID] = []
-    var deleted: [(RecordZone.ID, ZoneChangeKind)] = []
-    var token: ServerChangeToken
-    var moreComing: Bool
-}
+    init(core: EngineCore<Store>) {
+        self.core = core
+        changeTable = core.store.table(named: Layout.changes)
+        databaseChangeTable = core.store.table(named: Layout.databaseChanges)
+    }
 
-extension Engine {
-    /// The default number of changes in one page when the caller sets no limit.
-    static var defaultChangePageSize: Int { 400 }
+    /// Removes a zone's log, tombstones, horizon and client change token (its keys start with
+    /// the zone id). The database log keeps the zone's deletion event.
+    func deleteAll(zone: Int64, in txn: Store.WriteTransaction) throws {
+        try txn.deleteAll(in: changeTable, range: .prefix(Layout.zoneRowsPrefix(zone: zone)))
+    }
 
-    /// The changes of a zone after `token` (from the start for `nil`), at most `limit`
-    /// (0 for the default page size), read in one snapshot. Each changed record appears
-    /// once, as it is now; deletions appear as tombstones.
-    func zoneChanges(
-        _ zoneID: RecordZone.ID, since token: ServerChangeToken?, desiredKeys: [String]?, limit: Int, context: DatabaseContext
-    ) throws -> ZoneChangePage {
-        var start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .zone) }
-        try access.check(.zoneChanges, in: context)
-        try Self.checkLimit(limit)
-        let limit = limit > 0 ? limit : Self.defaultChangePageSize
-        let wanted = desiredKeys.map(Set.init)
-        return try read { txn, names in
-            let address = try address(of: zoneID, in: context)
-            try checkFeed(zone: address, context: context)
-            let info = try zoneInfo(at: address, in: txn)
-            if info == nil, !address.isDefault {
-                throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
-            }
-            let current = try currentSequence(in: txn)
-            let zone = info?.id ?? 0
-            let created = info?.createdSequence ?? 0
-            func token(_ sequence: Int64, _ row: Int64) -> ServerChangeToken {
-                ChangeTokenContent.zone(incarnation: incarnation, zone: zone, created: created, sequence: sequence, row: row).token
-            }
-            if let token = start {
-                guard token.incarnation == incarnation else {
-                    throw FogError(
-                        .changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
-                }
-                guard token.sequence <= current else {
-                    throw FogError(
-                        .changeTokenExpired,
-                        message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
-                }
-                if token.scope == 0, address.isDefault, created > token.sequence {
-                    // The token was taken before the default zone existed: everything in
-                    // the zone is new to it.
-                    start = nil
-                } else if token.scope != zone || token.zoneCreated != created {
-                    if token.scope != 0, try txn.contains(bigEndianKey(token.scope), in: zoneIDs) {
-                        throw FogError(.invalidArguments, message: "the change token belongs to another zone than \(zoneID.zoneName)")
-                    }
-                    throw FogError(
-                        .changeTokenExpired,
-                        message:
-                            "zone \(zoneID.zoneName) was deleted and created again since the change token; fetch again from a nil token")
-                } else if let horizon = try self.horizon(zone: zone, txn: txn),
-                    (token.sequence, token.item) < (horizon.sequence, horizon.row)
-                {
-                    throw FogError(
-                        .changeTokenExpired,
-                        message: "deletions since the change token were pruned (tombstone retention); fetch again from a nil token")
-                }
-            }
-            guard let info else { return ZoneChangePage(token: token(current, .max), moreComing: false) }
+    /// Logs that a record was saved at `sequence`: its entry moves to the end of the zone's
+    /// log, and a tombstone of an earlier record with the same name goes away.
+    func logSave(zone: Int64, row: Int64, name: String, previousSequence: Int64?, sequence: Int64, txn: Store.WriteTransaction) throws {
+        if let previousSequence {
+            try txn.delete(Layout.logKey(zone: zone, sequence: previousSequence, row: row), in: changeTable)
+        } else {
+            try removeTombstone(zone: zone, name: name, txn: txn)
+        }
+        try txn.put([Layout.changedEntry], forKey: Layout.logKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+    }
 
-            let prefix = Layout.changeKey(zone: info.id, part: Layout.logPart)
-            var range = ScanRange.prefix(prefix)
-            if let start {
-                (range.lower, range.lowerInclusive) = (prefix + Layout.position(sequence: start.sequence, row: start.item), false)
-            }
-            var page = ZoneChangePage(
-                token: token(current, .max), clientChangeTokenData: try clientChangeToken(zone: info.id, txn: txn), moreComing: false)
-            var count = 0
-            var last: (Int64, Int64)?
-            let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names))
-            var arena = FieldArenaWriter(expectedRecords: limit)
-            try txn.scan(changeTable, range: range) { key, value in
-                if count == limit {
-                    page.moreComing = true
-                    return false
-                }
-                var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
-                let sequence = try reader.readInt64()
-                let row = try reader.readInt64()
-                var r = ByteReader(value)
-                switch try r.u8() {
-                case Layout.changedEntry:
-                    guard
-                        let record = try withRecord(
-                            row, in: txn,
-                            {
-                                try RecordView($0, checking: table.selection).makeRecord(
-                                    id: nil, table: table, arena: &arena, names: &names)
-                            })
-                    else { throw FormatError(message: "change log entry for missing row \(row)") }
-                    page.changed.append(record)
-                case Layout.deletedEntry:
-                    let type = try names.name(r.int64())
-                    let name = try r.rawString(count: value.count - r.offset)
-                    page.deleted.append((Record.ID(recordName: name, zoneID: zoneID), type))
-                case let kind:
-                    throw FormatError(message: "change log entry of kind \(kind)")
-                }
-                count += 1
-                last = (sequence, row)
-                return true
-            }
-            if page.moreComing, let last { page.token = token(last.0, last.1) }
-            return page
+    /// Logs that a record was deleted at `sequence`: its entry becomes a tombstone.
+    func logDelete(
+        zone: Int64, row: Int64, name: String, type: Int64, previousSequence: Int64, sequence: Int64, now: Date,
+        txn: Store.WriteTransaction
+    ) throws {
+        try txn.delete(Layout.logKey(zone: zone, sequence: previousSequence, row: row), in: changeTable)
+        var entry = ByteWriter(capacity: 16 + name.utf8.count)
+        entry.u8(Layout.deletedEntry)
+        entry.varint(type)
+        entry.raw(name)
+        try txn.put(entry.bytes, forKey: Layout.logKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+        try txn.put(Layout.position(sequence: sequence, row: row), forKey: Layout.tombstoneKey(zone: zone, name: name), in: changeTable)
+        var age = ByteWriter(capacity: 8 + name.utf8.count)
+        age.f64(now.timeIntervalSinceReferenceDate)
+        age.raw(name)
+        try txn.put(age.bytes, forKey: Layout.tombstoneAgeKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+    }
+
+    private func removeTombstone(zone: Int64, name: String, txn: Store.WriteTransaction) throws {
+        let key = Layout.tombstoneKey(zone: zone, name: name)
+        guard let position = try txn.value(forKey: key, in: changeTable) else { return }
+        var reader = KeyReader(position)
+        let sequence = try reader.readInt64()
+        let row = try reader.readInt64()
+        try txn.delete(Layout.logKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+        try txn.delete(Layout.tombstoneAgeKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+        try txn.delete(key, in: changeTable)
+    }
+
+    /// Drops the zone's tombstones deleted before `cutoff`, oldest first, and moves the
+    /// zone's horizon past them: tokens from before the horizon have expired.
+    func pruneTombstones(zone: Int64, before cutoff: Date, txn: Store.WriteTransaction) throws {
+        var pruned: [(sequence: Int64, row: Int64, name: String)] = []
+        let prefix = Layout.changeKey(zone: zone, part: Layout.tombstoneAgePart)
+        try txn.scan(changeTable, range: .prefix(prefix)) { key, value in
+            var r = ByteReader(value)
+            let deleted = try r.f64()
+            guard deleted < cutoff.timeIntervalSinceReferenceDate else { return false }
+            var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
+            pruned.append((try reader.readInt64(), try reader.readInt64(), try r.rawString(count: value.count - 8)))
+            return true
+        }
+        guard let newest = pruned.last else { return }
+        for t in pruned {
+            try txn.delete(Layout.logKey(zone: zone, sequence: t.sequence, row: t.row), in: changeTable)
+            try txn.delete(Layout.tombstoneAgeKey(zone: zone, sequence: t.sequence, row: t.row), in: changeTable)
+            try txn.delete(Layout.tombstoneKey(zone: zone, name: t.name), in: changeTable)
+        }
+        try txn.put(
+            Layout.position(sequence: newest.sequence, row: newest.row), forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart),
+            in: changeTable)
+    }
+
+    /// The zone's horizon: the log position (sequence, row) of the newest pruned tombstone,
+    /// or `nil` when nothing was pruned. A token that has not read past it has missed a
+    /// deletion, and has expired. (A position, not only a sequence: a page may end in the
+    /// middle of one commit's entries.)
+    func horizon(zone: Int64, txn: Store.ReadTransaction) throws -> (sequence: Int64, row: Int64)? {
+        try txn.withValue(forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart), in: changeTable) { value in
+            var reader = KeyReader(value)
+            return (try reader.readInt64(), try reader.readInt64())
         }
     }
 
-    /// The zone events of a database after `token`, at most `limit` (0 for the default).
-    func databaseChanges(since token: ServerChangeToken?, limit: Int, context: DatabaseContext) throws -> DatabaseChangePage {
-        let start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .database) }
-        try access.check(.databaseChanges, in: context)
-        try Self.checkLimit(limit)
-        let everyZone = context.changeFeeds == .everyZone
-        if context.scope == .public, !everyZone {
-            throw FogError(
-                .invalidArguments,
-                message: "the public database has no change feed in CloudKit; open the container with changeFeeds: .everyZone for one")
-        }
-        let limit = limit > 0 ? limit : Self.defaultChangePageSize
-        let scope = context.scope.rawValue
-        let owner = context.scope == .private ? context.user! : ""
-        return try read { txn, _ in
-            let current = try currentSequence(in: txn)
-            func token(_ sequence: Int64, _ zone: Int64) -> ServerChangeToken {
-                ChangeTokenContent.database(incarnation: incarnation, scope: scope, owner: owner, sequence: sequence, zone: zone).token
-            }
-            if let start {
-                guard start.incarnation == incarnation else {
-                    throw FogError(
-                        .changeTokenExpired, message: "the change token comes from another copy of the store; fetch again from a nil token")
-                }
-                guard start.sequence <= current else {
-                    throw FogError(
-                        .changeTokenExpired,
-                        message: "the change token is newer than the store (a restored copy?); fetch again from a nil token")
-                }
-                guard start.scope == Int64(scope), start.owner == owner else {
-                    throw FogError(.invalidArguments, message: "the change token belongs to another database")
-                }
-            }
-            var page = DatabaseChangePage(token: token(current, .max), moreComing: false)
-            // The shared database holds no zones yet: its feed is empty.
-            guard context.scope != .shared else { return page }
-            let prefix = Layout.databaseLogPrefix(scope: scope, owner: owner)
-            var range = ScanRange.prefix(prefix)
-            if let start {
-                (range.lower, range.lowerInclusive) = (prefix + Layout.position(sequence: start.sequence, row: start.item), false)
-            }
-            var count = 0
-            var last: (Int64, Int64)?
-            try txn.scan(databaseChangeTable, range: range) { key, value in
-                if count == limit {
-                    page.moreComing = true
-                    return false
-                }
-                var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
-                let sequence = try reader.readInt64()
-                let zone = try reader.readInt64()
-                var r = ByteReader(value)
-                guard let kind = ZoneChangeKind(rawValue: try r.u8()) else { throw FormatError(message: "database change entry kind") }
-                let name = try r.rawString(count: value.count - 1)
-                count += 1
-                last = (sequence, zone)
-                // CloudKit's private database feed leaves out the default zone.
-                guard everyZone || name != RecordZone.ID.defaultZoneName else { return true }
-                let zoneID = RecordZone.ID(zoneName: name)
-                if kind == .changed { page.changed.append(zoneID) } else { page.deleted.append((zoneID, kind)) }
-                return true
-            }
-            if page.moreComing, let last { page.token = token(last.0, last.1) }
-            return page
-        }
+    /// Keeps the client change token data of the latest modify request on a zone.
+    func storeClientChangeToken(_ data: Data, zone: Int64, txn: Store.WriteTransaction) throws {
+        try txn.put(Array(data), forKey: Layout.changeKey(zone: zone, part: Layout.clientTokenPart), in: changeTable)
     }
 
-    /// Throws unless the zone has a change feed readers may use.
-    private func checkFeed(zone address: ZoneAddress, context: DatabaseContext) throws(FogError) {
-        guard context.changeFeeds == .cloudKit else { return }
-        if context.scope == .public {
-            throw FogError(
-                .invalidArguments,
-                message:
-                    "the public database has no zone change feeds in CloudKit; open the container with changeFeeds: .everyZone for them")
-        }
-        if address.isDefault {
-            throw FogError(
-                .invalidArguments,
-                message:
-                    "the default zone has no change feed in CloudKit (only custom zones have fetchChanges); open the container with changeFeeds: .everyZone for one"
-            )
-        }
+    func clientChangeToken(zone: Int64, txn: Store.ReadTransaction) throws -> Data? {
+        try txn.withValue(forKey: Layout.changeKey(zone: zone, part: Layout.clientTokenPart), in: changeTable) { Data($0) }
     }
 
-    private static func checkLimit(_ limit: Int) throws(FogError) {
-        guard limit >= 0 else {
-            throw FogError(.invalidArguments, message: "resultsLimit is \(limit); it must be positive, or 0 to let FogKit choose")
+    /// Logs a zone event in its database's log; the zone keeps one entry, at its latest event.
+    func logZone(_ kind: ZoneChangeKind, address: ZoneAddress, zone: Int64, sequence: Int64, txn: Store.WriteTransaction) throws {
+        let last = Layout.databaseLastKey(scope: address.scope, owner: address.owner, zoneName: address.zoneName)
+        let prefix = Layout.databaseLogPrefix(scope: address.scope, owner: address.owner)
+        if let previous = try txn.value(forKey: last, in: databaseChangeTable) {
+            try txn.delete(prefix + previous, in: databaseChangeTable)
         }
+        let position = Layout.position(sequence: sequence, row: zone)
+        var entry = ByteWriter(capacity: 8 + address.zoneName.utf8.count)
+        entry.u8(kind.rawValue)
+        entry.raw(address.zoneName)
+        try txn.put(entry.bytes, forKey: prefix + position, in: databaseChangeTable)
+        try txn.put(position, forKey: last, in: databaseChangeTable)
     }
 }

@@ -70,7 +70,11 @@ enum Layout {
 
     /// The prefix of every key of one zone in the tables keyed by zone first: `names`, `refs`,
     /// `indexes` and `changes`.
-    static func namePrefix(zone: Int64) -> [UInt8] {
+    static func namePrefix(zone: Int64) -> [UInt8] { zoneRowsPrefix(zone: zone) }
+
+    /// The prefix every key about a zone's records starts with in `names`, `refs`, `indexes`
+    /// and `changes`: the zone id.
+    static func zoneRowsPrefix(zone: Int64) -> [UInt8] {
         var w = KeyWriter(capacity: 9)
         w.append(zone)
         return w.bytes
@@ -123,4 +127,10 @@ enum Layout {
 
     /// `users`: identity → user record name.
     static func userKey(_ identity: String) -> [UInt8] { Array(identity.utf8) }
+
+    /// 16 random bytes that name one copy of a store (`meta/incarnation`).
+    static func newIncarnation() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
 }

@@ -32,13 +32,14 @@ final class IndexCatalog: Sendable {
     private let cached = Mutex<Cached?>(nil)
 
     /// The indexes of every record type as `txn` sees them.
-    func indexes<Store>(engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> [String: TypeIndexes]
-    {
-        let version = try engine.schemaVersion(in: txn)
+    func indexes<Store>(
+        core: EngineCore<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>
+    ) throws -> [String: TypeIndexes] {
+        let version = try core.schemaVersion(in: txn)
         if let hit = cached.withLock({ $0?.version == version ? $0?.types : nil }) { return hit }
         var types: [String: TypeIndexes] = [:]
         var entries: [(Int64, Int64, IndexOptions)] = []
-        try txn.scan(engine.schema, range: .prefix(Layout.indexDefinitionPrefix)) { key, value in
+        try txn.scan(core.schema, range: .prefix(Layout.indexDefinitionPrefix)) { key, value in
             var reader = KeyReader(key)
             _ = try reader.readString()
             let type = try reader.readInt64()
@@ -57,9 +58,9 @@ final class IndexCatalog: Sendable {
 
     /// The indexes of one record type as `txn` sees them.
     func indexes<Store>(
-        of recordType: String, engine: Engine<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>
+        of recordType: String, core: EngineCore<Store>, txn: Store.ReadTransaction, names: inout NameResolver<Store>
     ) throws -> TypeIndexes {
-        try indexes(engine: engine, txn: txn, names: &names)[recordType] ?? .none
+        try indexes(core: core, txn: txn, names: &names)[recordType] ?? .none
     }
 }
 

@@ -1,6 +1,6 @@
 import FogStorage
 
-extension Engine {
+extension IndexStore {
     /// The system fields that take indexes, and the options each allows.
     static var indexableSystemFields: [String: IndexOptions] {
         [
@@ -38,7 +38,7 @@ extension Engine {
         }
         try await write { [self] txn, names in
             let typeID = try names.intern(recordType)
-            let old = try indexCatalog.indexes(of: recordType, engine: self, txn: txn.readView, names: &names.resolver)
+            let old = try definitions(of: recordType, txn: txn.readView, names: &names.resolver)
             var new = old
             for field in changes.keys.sorted() {
                 let options = changes[field]!
@@ -48,10 +48,10 @@ extension Engine {
                 }
                 if options.isEmpty {
                     new.fields[field] = nil
-                    try txn.delete(Layout.indexDefinitionKey(type: typeID, field: fieldID), in: schema)
+                    try txn.delete(Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
                 } else {
                     new.fields[field] = options
-                    try txn.put([options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: schema)
+                    try txn.put([options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
                 }
             }
             guard new != old else { return }
@@ -59,7 +59,7 @@ extension Engine {
             // Rebuild the entries of the records already stored, in row order.
             var found: [(row: Int64, record: StoredRecord)] = []
             var resolver = names.resolver
-            try scanRecords(zone: nil, type: typeID, txn: txn.readView) { row, value in
+            try records.scanRecords(zone: nil, type: typeID, txn: txn.readView) { row, value in
                 found.append((row, try RecordCodec.decode(value, names: &resolver)))
                 return true
             }
@@ -85,6 +85,6 @@ extension Engine {
 
     /// The declared indexes of a record type.
     func indexes(ofRecordType recordType: String) throws -> [String: IndexOptions] {
-        try read { txn, names in try indexCatalog.indexes(of: recordType, engine: self, txn: txn, names: &names).fields }
+        try read { txn, names in try definitions(of: recordType, txn: txn, names: &names).fields }
     }
 }

@@ -1,6 +1,6 @@
 import FogStorage
 
-extension Engine {
+extension Maintenance {
     /// Checks the change logs against the records and zones (part of ``checkIntegrity()``):
     /// every live record has exactly one log entry, at its change sequence; every tombstone
     /// is of a record that is gone and has its name and age entries; every zone has its

@@ -25,7 +25,7 @@ public struct IntegrityReport: Sendable, CustomStringConvertible {
     }
 }
 
-extension Engine {
+extension Maintenance {
     /// Checks that every index entry points at a record and every record has its
     /// index entries: record names ↔ rows, zones ↔ zone ids, deleteSelf references,
     /// interned names and field types, query indexes, and the change logs. Reads one
@@ -72,7 +72,7 @@ extension Engine {
             var liveRows: [Int64: (zone: Int64, sequence: Int64)] = [:]
             // Each index entry as its key followed by its value (the row, 8 bytes).
             var expectedIndexEntries: Set<[UInt8]> = []
-            let catalog = try indexCatalog.indexes(engine: self, txn: txn, names: &names)
+            let catalog = try indexStore.allDefinitions(txn: txn, names: &names)
             try txn.scan(records) { key, value in
                 report.recordCount += 1
                 let row = try readBigEndianKey(key)
@@ -90,7 +90,7 @@ extension Engine {
                 if entry.name != stored.recordName || entry.zone != stored.zone {
                     problem("row \(row) holds \(stored.recordName) in zone \(stored.zone) but is named \(entry.name) in zone \(entry.zone)")
                 }
-                for target in Engine.deleteSelfTargets(of: stored.values) {
+                for target in stored.values.deleteSelfTargets {
                     if try !txn.contains(Layout.refKey(zone: stored.zone, target: target, source: row), in: refs) {
                         problem("record \(stored.recordName) references \(target) with deleteSelf but has no reference entry")
                     }
@@ -163,7 +163,7 @@ extension Engine {
                 if entry.zone != zone { problem("reference entry to \(target) is in zone \(zone), its source in \(entry.zone)") }
                 if let stored = try txn.withValue(
                     forKey: bigEndianKey(source), in: records, { try? RecordCodec.decode($0, names: &names) }),
-                    let source = stored, !Engine.deleteSelfTargets(of: source.values).contains(target)
+                    let source = stored, !source.values.deleteSelfTargets.contains(target)
                 {
                     problem("reference entry says \(source.recordName) references \(target) with deleteSelf, but it does not")
                 }

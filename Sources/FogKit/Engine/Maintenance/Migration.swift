@@ -1,7 +1,7 @@
 import FogStorage
 import Foundation
 
-extension Engine {
+extension Maintenance {
     /// Brings a store of an older format version up to ``Layout/formatVersion``, in one
     /// write transaction, so that a crash leaves either the old or the new version. The
     /// transaction runs alone (not grouped with other writes), because it may replace
@@ -34,7 +34,7 @@ extension Engine {
             return true
         }
         for (row, record) in rows {
-            try logSave(
+            try changeLog.logSave(
                 zone: record.zone, row: row, name: record.recordName, previousSequence: nil, sequence: record.changeSequence, txn: txn)
         }
         var zoneEntries: [(ZoneAddress, ZoneInfo)] = []
@@ -45,7 +45,7 @@ extension Engine {
             return true
         }
         for (address, info) in zoneEntries {
-            try logZone(.changed, address: address, zone: info.id, sequence: info.createdSequence, txn: txn)
+            try changeLog.logZone(.changed, address: address, zone: info.id, sequence: info.createdSequence, txn: txn)
         }
         names.resolver = resolver
     }
@@ -62,7 +62,7 @@ extension Engine {
             try txn.clear(indexTable)
         }
         var resolver = names.resolver
-        let catalog = try indexCatalog.indexes(engine: self, txn: txn.readView, names: &resolver)
+        let catalog = try indexStore.allDefinitions(txn: txn.readView, names: &resolver)
         var rowsByKey: [[UInt8]: [Int64]] = [:]
         if !catalog.isEmpty {
             try txn.scan(records) { key, value in
@@ -97,7 +97,7 @@ extension Engine {
     }
 }
 
-extension Engine {
+extension Maintenance {
     /// Copies the store to `destination` and gives the copy a new incarnation.
     func backup(to destination: URL) throws {
         if Store.storeExists(at: destination) {
@@ -111,16 +111,8 @@ extension Engine {
         }
         let copy = try Store.open(at: destination, configuration: Layout.configuration(createsMissingTables: false))
         defer { copy.close() }
-        let incarnation = Self.newIncarnation()
+        let incarnation = Layout.newIncarnation()
         let meta = copy.table(named: Layout.meta)
         try copy.writeAndWait { txn in try txn.put(incarnation, forKey: Layout.metaIncarnation, in: meta) }
-    }
-}
-
-extension Engine {
-    /// 16 random bytes that name one copy of a store.
-    static func newIncarnation() -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 }

@@ -1,7 +1,7 @@
 import FogStorage
 import Foundation
 
-extension Engine {
+extension Maintenance {
     /// Reads the container identifier stored in `directory`, or `nil` when the
     /// directory holds no store.
     static func storedIdentifier(at directory: URL) throws -> String? {
@@ -110,6 +110,6 @@ extension Container {
     /// The identifier of the container stored in `directory`, or `nil` when the
     /// directory holds no store.
     public static func storedIdentifier(at directory: URL) throws -> String? {
-        try fogTry { try StoreEngine.storedIdentifier(at: directory) }
+        try fogTry { try Maintenance<StoreBackend>.storedIdentifier(at: directory) }
     }
 }

@@ -2,7 +2,15 @@ import FogStorage
 import Foundation
 import HeapModule
 
-extension Engine {
+/// Runs queries: ``prepare(_:fixedOrder:zone:desiredKeys:now:txn:names:)`` (in
+/// `QueryPlanner.swift`) analyses the predicate and picks an access path, then a ``QueryRun``
+/// reads the candidates, tests each against the whole predicate, and orders the matches.
+struct QueryExecutor<Store: KeyValueStore>: EngineService {
+    let core: EngineCore<Store>
+    let records: RecordStore<Store>
+    let indexes: IndexStore<Store>
+    let zones: ZoneDirectory<Store>
+
     /// Runs one batch of a query in one read snapshot.
     ///
     /// - Parameter after: The cursor to continue from, or `nil` for the first batch.
@@ -36,7 +44,7 @@ extension Engine {
             }
             guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
             var run = try QueryRun(
-                engine: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
+                executor: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
                 names: names, limit: limit,
                 candidates: access.queryCandidates(
                     AccessRequest(caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType)))
@@ -52,7 +60,7 @@ extension Engine {
             }
             return (QueryPage(records: records, cursor: cursor), advice)
         }
-        if environment == .development { advisor.record(advice) }
+        if environment == .development { indexes.advisor.record(advice) }
         return page
     }
 
@@ -109,8 +117,8 @@ extension Engine {
 
     /// The stored zone a query runs in: `nil` for a default zone nobody wrote to.
     private func existingZone(_ zoneID: RecordZone.ID, context: DatabaseContext, txn: Store.ReadTransaction) throws -> ZoneInfo? {
-        let address = try address(of: zoneID, in: context)
-        let zone = try zoneInfo(at: address, in: txn)
+        let address = try zones.address(of: zoneID, in: context)
+        let zone = try zones.zoneInfo(at: address, in: txn)
         if zone == nil, !address.isDefault {
             throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
         }
@@ -124,13 +132,13 @@ extension Engine {
         w.append("f")
         w.append(typeID)
         var found = false
-        try txn.scan(schema, range: .prefix(w.bytes)) { _, _ in
+        try txn.scan(core.schema, range: .prefix(w.bytes)) { _, _ in
             found = true
             return false
         }
         if found { return true }
         // A type whose records have no fields: look for one.
-        try scanRecords(zone: nil, type: typeID, txn: txn) { _, _ in
+        try records.scanRecords(zone: nil, type: typeID, txn: txn) { _, _ in
             found = true
             return false
         }
@@ -152,7 +160,7 @@ struct QueryMatch {
 /// that an in-memory sort drops, costs no allocation beyond its order key. Only the
 /// records returned are copied out (``EncodedFields``).
 struct QueryRun<Store: KeyValueStore> {
-    let engine: Engine<Store>
+    let executor: QueryExecutor<Store>
     let prepared: PreparedQuery
     let zone: Int64
     let type: Int64
@@ -171,10 +179,10 @@ struct QueryRun<Store: KeyValueStore> {
     private let candidates: CandidateCheck
 
     init(
-        engine: Engine<Store>, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
+        executor: QueryExecutor<Store>, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
         txn: Store.ReadTransaction, names: NameResolver<Store>, limit: Int, candidates: CandidateCheck
     ) throws {
-        self.engine = engine
+        self.executor = executor
         self.candidates = candidates
         self.prepared = prepared
         self.zone = zone
@@ -182,7 +190,7 @@ struct QueryRun<Store: KeyValueStore> {
         self.txn = txn
         self.names = names
         table = FieldNameTable(
-            zoneID: zoneID, assetDirectory: engine.assetDirectory,
+            zoneID: zoneID, assetDirectory: executor.assetDirectory,
             selection: try FieldSelection(desiredKeys.map(Set.init), names: &self.names))
         arena = FieldArenaWriter(expectedRecords: limit)
         var ids: [String: Int64] = [:]
@@ -229,17 +237,17 @@ struct QueryRun<Store: KeyValueStore> {
             if case .typeScan = prepared.path {
                 // Row order: the records table itself, read in order from the position.
                 let after = try position.map { try OrderKey.row(ofPosition: $0) }
-                try engine.scanRecords(zone: zone, type: type, after: after, txn: txn) { row, buffer in
+                try executor.records.scanRecords(zone: zone, type: type, after: after, txn: txn) { row, buffer in
                     try take(row, buffer)
                 }
             } else {
                 try streamInOrder(after: position) { row in
-                    try engine.withRecord(row, in: txn) { try take(row, $0) } ?? true
+                    try executor.records.withRecord(row, in: txn) { try take(row, $0) } ?? true
                 }
             }
             if more, let last = matches.last {
                 matches[matches.count - 1].key =
-                    try engine.withRecord(last.row, in: txn) { buffer in
+                    try executor.records.withRecord(last.row, in: txn) { buffer in
                         orderKey.key(for: try matchesView(buffer, check: false)!, row: last.row)
                     } ?? []
             }
@@ -258,7 +266,7 @@ struct QueryRun<Store: KeyValueStore> {
             if heap.count > keep { _ = heap.removeMax() }
         }
         if case .typeScan = prepared.path {
-            try engine.scanRecords(zone: zone, type: type, txn: txn) { row, buffer in
+            try executor.records.scanRecords(zone: zone, type: type, txn: txn) { row, buffer in
                 try offer(row, buffer)
                 return true
             }
@@ -269,7 +277,7 @@ struct QueryRun<Store: KeyValueStore> {
             var previous: Int64?
             for row in rows where row != previous {
                 previous = row
-                _ = try engine.withRecord(row, in: txn) { try offer(row, $0) }
+                _ = try executor.records.withRecord(row, in: txn) { try offer(row, $0) }
             }
         }
         var best: [HeapItem] = []
@@ -279,7 +287,9 @@ struct QueryRun<Store: KeyValueStore> {
         if more { best.removeLast(best.count - limit) }
         // Only the batch's records are made, as they are returned.
         let matches = try best.map { item in
-            guard let record = try engine.withRecord(item.row, in: txn, { try makeRecord(RecordView($0, checking: table.selection)) })
+            guard
+                let record = try executor.records.withRecord(
+                    item.row, in: txn, { try makeRecord(RecordView($0, checking: table.selection)) })
             else {
                 throw FormatError(message: "row \(item.row) vanished inside a snapshot")
             }
@@ -338,7 +348,7 @@ struct QueryRun<Store: KeyValueStore> {
         switch prepared.path {
         case .recordNames(let list):
             for name in list {
-                if let row = try engine.rowID(zone: zone, name: name, in: txn) { try body(row) }
+                if let row = try executor.records.rowID(zone: zone, name: name, in: txn) { try body(row) }
             }
         case .values(_, let id, let values):
             for value in values {
@@ -389,9 +399,9 @@ struct QueryRun<Store: KeyValueStore> {
             try body(try readBigEndianKey(row))
         }
         if let after {
-            try txn.scan(engine.indexTable, range: range, reverse: reverse, after: after, visit)
+            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, visit)
         } else {
-            try txn.scan(engine.indexTable, range: range, reverse: reverse, visit)
+            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, visit)
         }
     }
 }

@@ -46,7 +46,7 @@ struct PreparedQuery {
     let readFields: Set<String>
 }
 
-extension Engine {
+extension QueryExecutor {
     /// Checks a query against the schema and chooses how to run it.
     ///
     /// - Parameter fixedOrder: The order a cursor recorded; `nil` on a first batch, where
@@ -64,7 +64,7 @@ extension Engine {
             return try resolver.fieldType(type: typeID, field: fieldID)
         }
         names = resolver
-        let indexes = try indexCatalog.indexes(of: query.recordType, engine: self, txn: txn, names: &names)
+        let indexes = try indexes.definitions(of: query.recordType, txn: txn, names: &names)
         let missing = analysis.missing(in: indexes)
         let searchFields: [String]? = indexes.searchableFields.isEmpty ? nil : indexes.searchableFields
         let evaluator = PredicateEvaluator(now: now, searchFields: searchFields)
@@ -176,7 +176,8 @@ extension Engine {
             guard case .values(_, let id, let values) = path else { continue }
             var count = 0
             for v in values {
-                count += try txn.valueCount(forKey: Layout.valuePrefix(zone: zone, type: typeID, field: id) + v.encoded, in: indexTable)
+                count += try txn.valueCount(
+                    forKey: Layout.valuePrefix(zone: zone, type: typeID, field: id) + v.encoded, in: self.indexes.indexTable)
             }
             if best == nil || count < best!.count { best = (path, count) }
         }
@@ -192,7 +193,8 @@ extension Engine {
                 var rarest: (String, Int)?
                 for token in tokens {
                     let count = try txn.valueCount(
-                        forKey: Layout.tokenPrefix(zone: zone, type: typeID) + IndexValue.string(token).encoded, in: indexTable)
+                        forKey: Layout.tokenPrefix(zone: zone, type: typeID) + IndexValue.string(token).encoded, in: self.indexes.indexTable
+                    )
                     if rarest == nil || count < rarest!.1 { rarest = (token, count) }
                 }
                 return .tokens([rarest!.0])

@@ -1,7 +1,12 @@
 import FogStorage
 import Foundation
 
-extension Engine {
+/// Fetches records by ID (CloudKit's fetch-records requests).
+struct RecordReader<Store: KeyValueStore>: EngineService {
+    let core: EngineCore<Store>
+    let records: RecordStore<Store>
+    let zones: ZoneDirectory<Store>
+
     /// Fetches records by ID in one snapshot; `desiredKeys` limits the fields
     /// decoded (`nil` for all, empty for none).
     func fetch(_ ids: [Record.ID], desiredKeys: [String]?, context: DatabaseContext) throws -> [(Record.ID, Result<Record, FogError>)] {
@@ -25,8 +30,8 @@ extension Engine {
                     zone = cached
                 } else {
                     zone = Result { () throws(FogError) in
-                        let address = try address(of: id.zoneID, in: context)
-                        let info = try fogTry { try zoneInfo(at: address, in: txn) }
+                        let address = try zones.address(of: id.zoneID, in: context)
+                        let info = try fogTry { try zones.zoneInfo(at: address, in: txn) }
                         if info == nil && !address.isDefault {
                             throw FogError(.zoneNotFound, message: "zone \(id.zoneID.zoneName) does not exist")
                         }
@@ -46,8 +51,8 @@ extension Engine {
                     if table?.zoneID != id.zoneID {
                         table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, selection: selection)
                     }
-                    let record = try rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
-                        try withRecord(row, in: txn) { buffer in
+                    let record = try records.rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
+                        try records.withRecord(row, in: txn) { buffer in
                             try RecordView(buffer, checking: selection).makeRecord(id: id, table: table!, arena: &arena, names: &names)
                         }
                     }

@@ -1,7 +1,29 @@
 import FogStorage
 import Foundation
 
-extension Engine {
+/// The users a store has seen: each identity's user record name, and the two `Users`
+/// records CloudKit gives a user (one in the public database, one in the user's private one).
+struct UserDirectory<Store: KeyValueStore>: EngineService {
+    let core: EngineCore<Store>
+    let records: RecordStore<Store>
+    let indexes: IndexStore<Store>
+    let changes: ChangeLog<Store>
+    let zones: ZoneDirectory<Store>
+    /// User identity → user record name.
+    let users: Table
+
+    init(
+        core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, changes: ChangeLog<Store>,
+        zones: ZoneDirectory<Store>
+    ) {
+        self.core = core
+        self.records = records
+        self.indexes = indexes
+        self.changes = changes
+        self.zones = zones
+        users = core.store.table(named: Layout.users)
+    }
+
     /// The user record name of `identity`, registering the user on first sight:
     /// a name of `_` and 32 hex digits, and the user's two `Users` records (one in
     /// the public database, one in the user's private database), as CloudKit makes them.
@@ -23,17 +45,17 @@ extension Engine {
                 ZoneAddress(scope: Database.Scope.private.rawValue, owner: candidate, zoneName: RecordZone.ID.defaultZoneName),
             ]
             for address in addresses {
-                let zone = try createZone(at: address, capabilities: [], sequence: sequence, in: txn)
+                let zone = try zones.createZone(at: address, capabilities: [], sequence: sequence, in: txn)
                 let row = try nextCounter(Layout.metaNextRowID, in: txn)
                 let record = StoredRecord(
                     recordType: Record.SystemType.userRecord, recordName: candidate, zone: zone.id, values: [:],
                     parent: nil, share: nil, creationDate: now, modificationDate: now, creator: candidate,
                     modifier: candidate, changeSequence: sequence)
-                try txn.put(RecordCodec.encode(record, names: &names), forKey: bigEndianKey(row), in: records)
-                try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: candidate), in: recordNames)
-                try updateIndexEntries(old: nil, new: record, row: row, zone: zone.id, txn: txn, names: &names.resolver)
-                try logSave(zone: zone.id, row: row, name: candidate, previousSequence: nil, sequence: sequence, txn: txn)
-                try logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
+                try txn.put(RecordCodec.encode(record, names: &names), forKey: bigEndianKey(row), in: records.table)
+                try txn.put(bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: candidate), in: records.names)
+                try indexes.updateIndexEntries(old: nil, new: record, row: row, zone: zone.id, txn: txn, names: &names.resolver)
+                try changes.logSave(zone: zone.id, row: row, name: candidate, previousSequence: nil, sequence: sequence, txn: txn)
+                try changes.logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
             }
             return candidate
         }

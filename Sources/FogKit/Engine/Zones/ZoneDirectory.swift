@@ -34,6 +34,9 @@ struct ZoneInfo: Sendable, Hashable {
     }
 }
 
+/// The outcome of a zone request, item by item, in request order.
+typealias ZoneOutcome = (saves: [(RecordZone.ID, Result<RecordZone, FogError>)], deletes: [(RecordZone.ID, Result<Void, FogError>)])
+
 /// Where a zone lives in the `zones` table.
 struct ZoneAddress: Sendable, Hashable {
     let scope: Int
@@ -44,7 +47,28 @@ struct ZoneAddress: Sendable, Hashable {
     var isDefault: Bool { zoneName == RecordZone.ID.defaultZoneName }
 }
 
-extension Engine {
+/// The zones of every database: where each lives (``ZoneAddress``, from CloudKit's scope
+/// rules), what is stored for it (``ZoneInfo``), and the zone requests (save, delete, fetch).
+/// Deleting a zone asks the record, index and change-log services to drop its contents.
+struct ZoneDirectory<Store: KeyValueStore>: EngineService {
+    let core: EngineCore<Store>
+    let records: RecordStore<Store>
+    let indexes: IndexStore<Store>
+    let changes: ChangeLog<Store>
+    /// Zone address → ``ZoneInfo``.
+    let zones: Table
+    /// Zone id → zone address.
+    let zoneIDs: Table
+
+    init(core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, changes: ChangeLog<Store>) {
+        self.core = core
+        self.records = records
+        self.indexes = indexes
+        self.changes = changes
+        zones = core.store.table(named: Layout.zones)
+        zoneIDs = core.store.table(named: Layout.zoneIDs)
+    }
+
     /// Maps a client's zone ID to the stored zone, applying CloudKit's rules: the
     /// public database has only its default zone; a private database holds the
     /// current user's zones; the shared database holds zones shared with the user.
@@ -109,8 +133,6 @@ extension Engine {
 
     // MARK: - Zone operations
 
-    typealias ZoneOutcome = (saves: [(RecordZone.ID, Result<RecordZone, FogError>)], deletes: [(RecordZone.ID, Result<Void, FogError>)])
-
     /// Saves zones and deletes zones, each item on its own.
     func modifyZones(
         saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], purging: Bool = false, context: DatabaseContext
@@ -160,7 +182,7 @@ extension Engine {
                         let info = try fogTry { () throws -> ZoneInfo in
                             let info = try createZone(at: address, capabilities: capabilities, sequence: sequence, in: txn)
                             if info.createdSequence == sequence {
-                                try logZone(.changed, address: address, zone: info.id, sequence: sequence, txn: txn)
+                                try changes.logZone(.changed, address: address, zone: info.id, sequence: sequence, txn: txn)
                             }
                             return info
                         }
@@ -185,7 +207,7 @@ extension Engine {
                             try deleteZoneContents(info, in: txn)
                             try txn.delete(address.key, in: zones)
                             try txn.delete(bigEndianKey(info.id), in: zoneIDs)
-                            try logZone(purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, txn: txn)
+                            try changes.logZone(purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, txn: txn)
                         }
                     }
                 ))
@@ -193,19 +215,11 @@ extension Engine {
         return (saves, deletes)
     }
 
-    /// Removes every record of a zone.
+    /// Removes every record of a zone, with its index entries and change log.
     func deleteZoneContents(_ info: ZoneInfo, in txn: Store.WriteTransaction) throws {
-        let prefix = Layout.namePrefix(zone: info.id)
-        var rows: [Int64] = []
-        try txn.scan(recordNames, range: .prefix(prefix)) { _, value in
-            rows.append(try readBigEndianKey(value))
-            return true
-        }
-        for row in rows { try txn.delete(bigEndianKey(row), in: records) }
-        try txn.deleteAll(in: recordNames, range: .prefix(prefix))
-        try txn.deleteAll(in: refs, range: .prefix(prefix))
-        try txn.deleteAll(in: indexTable, range: .prefix(prefix))
-        try txn.deleteAll(in: changeTable, range: .prefix(prefix))
+        try records.deleteAll(zone: info.id, in: txn)
+        try indexes.deleteAll(zone: info.id, in: txn)
+        try changes.deleteAll(zone: info.id, in: txn)
     }
 
     /// Fetches zones by ID.

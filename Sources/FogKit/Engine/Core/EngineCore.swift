@@ -1,0 +1,172 @@
+import FogStorage
+import Foundation
+
+/// What every engine service shares: the open store, the `meta` table (format, incarnation,
+/// counters), the `schema` table with the name cache, the assets folder, and the
+/// transactions that resolve and intern names. Services own the other tables.
+final class EngineCore<Store: KeyValueStore>: Sendable {
+    let store: Store
+    let directory: URL
+    let assetDirectory: URL
+    let names = NameCache()
+    let incarnation: [UInt8]
+    let durability: Container.Durability
+
+    /// The format version the store had when it was opened; below ``Layout/formatVersion``
+    /// until ``Maintenance/migrate(from:)`` has run.
+    let openedVersion: Int64
+
+    let meta: Table
+    let schema: Table
+
+    /// Opens (or creates) the store in `directory` and reads or writes its format version,
+    /// incarnation and identifier. The caller closes the store when a later step fails.
+    init(directory: URL, identifier: String, durability: Container.Durability) throws {
+        self.directory = directory
+        self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
+        self.durability = durability
+        // An existing file must already be a FogKit store: opening it creates nothing.
+        let existed = Store.storeExists(at: directory)
+        let store: Store
+        do {
+            store = try Store.open(
+                at: directory,
+                configuration: Layout.configuration(durability: durability.storage, createsMissingTables: !existed))
+        } catch StorageError.notFound {
+            throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
+        } catch {
+            throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
+        }
+        self.store = store
+        meta = store.table(named: Layout.meta)
+        schema = store.table(named: Layout.schema)
+        do {
+            try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
+            let (incarnation, version) = try Self.initializeMeta(store: store, meta: meta, identifier: identifier, existed: existed)
+            self.incarnation = incarnation
+            self.openedVersion = version
+        } catch {
+            store.close()
+            throw FogError.wrapping(error)
+        }
+    }
+
+    /// Writes the format version and incarnation of a new store, or checks them.
+    private static func initializeMeta(
+        store: Store, meta: Table, identifier: String, existed: Bool
+    ) throws -> (incarnation: [UInt8], version: Int64) {
+        let existing = try store.read { txn -> ([UInt8]?, [UInt8]?, [UInt8]?) in
+            (
+                try txn.value(forKey: Layout.metaFormat, in: meta),
+                try txn.value(forKey: Layout.metaIncarnation, in: meta),
+                try txn.value(forKey: Layout.metaIdentifier, in: meta)
+            )
+        }
+        if let format = existing.0 {
+            let version = try format.withUnsafeBytes { try readBigEndianKey($0) }
+            guard Layout.readableFormatVersions.contains(version) else {
+                throw FogError(
+                    .incompatibleVersion,
+                    message:
+                        "the store uses format version \(version); this FogKit reads versions \(Layout.readableFormatVersions.lowerBound) to \(Layout.formatVersion)"
+                )
+            }
+            if let stored = existing.2, let storedID = String(validating: stored, as: UTF8.self), storedID != identifier {
+                throw FogError(
+                    .badContainer,
+                    message: "the store in this directory belongs to container \(storedID), not \(identifier)")
+            }
+            guard let incarnation = existing.1 else { throw FormatError(message: "store without incarnation") }
+            return (incarnation, version)
+        }
+        if existed {
+            // The tables exist but no format was written: either another container is
+            // creating this store right now, or a crash came between creating the tables
+            // and writing the format. Both leave every table empty; anything else is not
+            // a FogKit store.
+            let empty = try store.read { txn in
+                try Layout.allTables.allSatisfy { try txn.count(of: store.table(named: $0)) == 0 || $0 == Layout.meta }
+            }
+            guard empty else {
+                throw FogError(.incompatibleVersion, message: "the store has no FogKit format version; it is not a FogKit store")
+            }
+        }
+        let incarnation = Layout.newIncarnation()
+        let created = try store.writeAndWait { txn in
+            if let existing = try txn.value(forKey: Layout.metaIncarnation, in: meta) { return existing }
+            guard try txn.count(of: meta) == 0 else { throw FormatError(message: "store without format version") }
+            try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
+            try txn.put(incarnation, forKey: Layout.metaIncarnation, in: meta)
+            try txn.put(Array(identifier.utf8), forKey: Layout.metaIdentifier, in: meta)
+            return incarnation
+        }
+        return (created, Layout.formatVersion)
+    }
+
+    func close() { store.close() }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a read snapshot with a name resolver.
+    func read<R>(_ body: (Store.ReadTransaction, inout NameResolver<Store>) throws -> R) throws -> R {
+        try mapStorageErrors {
+            try store.read { txn in
+                var names = NameResolver<Store>(cache: names, transaction: txn, schema: schema)
+                return try body(txn, &names)
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction; names it interns are published to the
+    /// cache once the transaction commits.
+    func write<R: Sendable>(_ body: @escaping @Sendable (Store.WriteTransaction, inout NameWriter<Store>) throws -> R) async throws -> R {
+        let box = PublishBox()
+        let result: R = try await mapStorageErrors {
+            try await store.write { [self] txn in
+                var writer = NameWriter(core: self, transaction: txn)
+                let value = try body(txn, &writer)
+                box.set(writer.created, writer.createdFieldTypes)
+                return value
+            }
+        }
+        box.publish(to: names)
+        return result
+    }
+
+    /// The blocking form of ``write(_:)``, for set-up work outside async contexts. With
+    /// `alone`, the transaction is not grouped with other writes (as
+    /// `StorageWriteTransaction.replaceWithEmpty` needs).
+    func writeAndWait<R>(alone: Bool = false, _ body: @escaping (Store.WriteTransaction, inout NameWriter<Store>) throws -> R) throws -> R {
+        let box = PublishBox()
+        let job = { [self] (txn: Store.WriteTransaction) throws -> R in
+            var writer = NameWriter(core: self, transaction: txn)
+            let value = try body(txn, &writer)
+            box.set(writer.created, writer.createdFieldTypes)
+            return value
+        }
+        let result: R = try mapStorageErrors {
+            alone ? try store.writeAloneAndWait(job) : try store.writeAndWait(job)
+        }
+        box.publish(to: names)
+        return result
+    }
+
+    /// Takes the next value of a counter in `meta` (starting at 1).
+    func nextCounter(_ key: [UInt8], in txn: Store.WriteTransaction) throws -> Int64 {
+        let current = try txn.withValue(forKey: key, in: meta) { try readBigEndianKey($0) } ?? 0
+        let next = current + 1
+        try txn.put(bigEndianKey(next), forKey: key, in: meta)
+        return next
+    }
+
+    /// The current value of the commit sequence.
+    func currentSequence(in txn: Store.ReadTransaction) throws -> Int64 {
+        try txn.withValue(forKey: Layout.metaSequence, in: meta) { try readBigEndianKey($0) } ?? 0
+    }
+
+    /// The number of index definition changes so far (0 before any): the version the
+    /// ``IndexCatalog`` cache is keyed by.
+    func schemaVersion(in txn: Store.ReadTransaction) throws -> Int64 {
+        try txn.withValue(forKey: Layout.metaSchemaVersion, in: meta) { try readBigEndianKey($0) } ?? 0
+    }
+}

@@ -1,0 +1,54 @@
+import FogStorage
+
+/// Carries names created inside a write job to the publication after commit.
+final class PublishBox: @unchecked Sendable {
+    private var names: [(String, Int64)] = []
+    private var fieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
+
+    func set(_ names: [(String, Int64)], _ fieldTypes: [(NameCache.FieldTypeKey, FieldType)]) {
+        self.names = names
+        self.fieldTypes = fieldTypes
+    }
+
+    func publish(to cache: NameCache) { cache.publish(names: names, fieldTypes: fieldTypes) }
+}
+
+/// Interns names inside a write transaction.
+struct NameWriter<Store: KeyValueStore> {
+    var resolver: NameResolver<Store>
+    let transaction: Store.WriteTransaction
+    let core: EngineCore<Store>
+    private(set) var created: [(String, Int64)] = []
+    private(set) var createdFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
+
+    init(core: EngineCore<Store>, transaction: Store.WriteTransaction) {
+        self.core = core
+        self.transaction = transaction
+        self.resolver = NameResolver(cache: core.names, transaction: transaction.readView, schema: core.schema)
+    }
+
+    /// The id of `name`, interning it when new.
+    mutating func intern(_ name: String) throws -> Int64 {
+        if let id = try resolver.id(name) { return id }
+        let id = try core.nextCounter(Layout.metaNextNameID, in: transaction)
+        try transaction.put(bigEndianKey(id), forKey: Layout.nameToIDKey(name), in: core.schema)
+        try transaction.put(Array(name.utf8), forKey: Layout.idToNameKey(id), in: core.schema)
+        created.append((name, id))
+        return id
+    }
+
+    /// Fixes the type of a field the first time it is written.
+    mutating func define(recordType: String, field: String, as type: FieldType) throws {
+        let typeID = try intern(recordType)
+        let fieldID = try intern(field)
+        if try resolver.fieldType(type: typeID, field: fieldID) != nil { return }
+        try transaction.put([type.rawValue], forKey: Layout.fieldTypeKey(type: typeID, field: fieldID), in: core.schema)
+        createdFieldTypes.append((NameCache.FieldTypeKey(type: typeID, field: fieldID), type))
+    }
+
+    /// The fixed type of a field, or `nil` when the field was never written.
+    mutating func fieldType(recordType: String, field: String) throws -> FieldType? {
+        guard let typeID = try resolver.id(recordType), let fieldID = try resolver.id(field) else { return nil }
+        return try resolver.fieldType(type: typeID, field: fieldID)
+    }
+}

@@ -1,0 +1,495 @@
+import FogStorage
+import Foundation
+
+/// One modify request inside its write transaction.
+/// It groups the items by zone, plans each (checks against the stored state, asking the access
+/// policy), and applies the plans through the record, index and change-log services.
+struct ModifyRun<Store: KeyValueStore> {
+    let writer: RecordWriter<Store>
+    let txn: Store.WriteTransaction
+    var names: NameWriter<Store>
+    /// The index definitions of the record types this request wrote, read once.
+    var indexDefinitions: [String: TypeIndexes] = [:]
+    let context: DatabaseContext
+    let user: String
+    let policy: RecordSavePolicy
+    let now: Date
+    let sequence: Int64
+    let clientChangeTokenData: Data?
+    /// Whether the zone being applied had a record deleted (its old tombstones are pruned).
+    private(set) var deletedInZone = false
+
+    private struct Item {
+        enum Kind {
+            case save(ClientRecord)
+            case delete(Record.ID)
+        }
+        let kind: Kind
+        let index: Int
+        var preError: FogError?
+        var id: Record.ID {
+            switch kind {
+            case .save(let c): c.recordID
+            case .delete(let id): id
+            }
+        }
+    }
+
+    /// A save whose checks passed, ready to apply.
+    private struct SavePlan {
+        let client: ClientRecord
+        let existing: (row: Int64, record: StoredRecord)?
+        let values: [String: FieldValue]
+        let parent: String?
+        let newFieldTypes: [(String, FieldType)]
+    }
+
+    private enum Plan {
+        case save(SavePlan)
+        case delete(row: Int64, record: StoredRecord)
+    }
+
+    mutating func execute(
+        clients: [ClientRecord], saveErrors: [Int: FogError], deletes: [Record.ID], deleteErrors: [Int: FogError],
+        atomic: Bool
+    ) throws -> ModifyOutcome {
+        var items: [Item] = []
+        for (i, c) in clients.enumerated() { items.append(Item(kind: .save(c), index: i, preError: saveErrors[i])) }
+        for (i, id) in deletes.enumerated() { items.append(Item(kind: .delete(id), index: i, preError: deleteErrors[i])) }
+
+        // Group by zone, keeping the request order inside each zone.
+        var order: [RecordZone.ID] = []
+        var groups: [RecordZone.ID: [Item]] = [:]
+        for item in items {
+            let zone = normalized(item.id.zoneID)
+            if groups[zone] == nil { order.append(zone) }
+            groups[zone, default: []].append(item)
+        }
+
+        var saveResults = [Result<Record, FogError>?](repeating: nil, count: clients.count)
+        var deleteResults = [Result<Void, FogError>?](repeating: nil, count: deletes.count)
+        func record(_ item: Item, _ error: FogError?, saved: Record? = nil) {
+            switch item.kind {
+            case .save: saveResults[item.index] = error.map { .failure($0) } ?? .success(saved!)
+            case .delete: deleteResults[item.index] = error.map { .failure($0) } ?? .success(())
+            }
+        }
+
+        for zoneID in order {
+            let requested = groups[zoneID]!
+            let zone: ZoneInfo
+            do {
+                zone = try writer.zones.zoneForWriting(zoneID, in: context, sequence: sequence, txn: txn)
+            } catch {
+                let e = FogError.wrapping(error)
+                for item in requested { record(item, item.preError ?? e) }
+                continue
+            }
+            let allOrNothing = atomic && zone.capabilities.contains(.atomic)
+            var applied = 0
+            deletedInZone = false
+            // In an all-or-nothing zone a parent may be any record saved (and not
+            // deleted) in the same request. Otherwise each save stands alone, so
+            // parents are saved first and must exist when their children are planned.
+            var savedNames: Set<String> = []
+            if allOrNothing {
+                let deletedNames = Set(
+                    requested.compactMap { item -> String? in
+                        if case .delete(let id) = item.kind { return id.recordName }
+                        return nil
+                    })
+                savedNames = Set(
+                    requested.compactMap { item -> String? in
+                        if case .save(let c) = item.kind, item.preError == nil { return c.recordID.recordName }
+                        return nil
+                    }
+                ).subtracting(deletedNames)
+            }
+            let group = allOrNothing ? requested : parentsFirst(requested)
+            if atomic && group.contains(where: { $0.preError != nil }) {
+                // A malformed item fails its whole zone when the request is atomic.
+                for item in group { record(item, item.preError ?? batchFailed(item)) }
+                continue
+            }
+            if allOrNothing {
+                var plans: [(Item, Result<Plan, FogError>)] = []
+                var pending = PendingPlans()
+                for item in group {
+                    plans.append(
+                        (item, Result { () throws(FogError) in try plan(item, zone: zone, savedNames: savedNames, pending: &pending) }))
+                }
+                if plans.contains(where: { if case .failure = $0.1 { true } else { false } }) {
+                    for (item, result) in plans {
+                        if case .failure(let e) = result { record(item, e) } else { record(item, batchFailed(item)) }
+                    }
+                    continue
+                }
+                for (item, result) in plans {
+                    let saved = try apply(try result.get(), zone: zone, zoneID: item.id.zoneID)
+                    record(item, nil, saved: saved)
+                    applied += 1
+                }
+            } else {
+                for item in group {
+                    if let e = item.preError {
+                        record(item, e)
+                        continue
+                    }
+                    var pending = PendingPlans()
+                    do {
+                        let p = try plan(item, zone: zone, savedNames: savedNames, pending: &pending)
+                        record(item, nil, saved: try apply(p, zone: zone, zoneID: item.id.zoneID))
+                        applied += 1
+                    } catch let e as FogError {
+                        record(item, e)
+                    }
+                }
+            }
+            if applied > 0 { try noteZoneChanged(zoneID, zone: zone) }
+        }
+        return ModifyOutcome(
+            saveResults: zip(clients, saveResults).map { ($0.recordID, $1!) },
+            deleteResults: zip(deletes, deleteResults).map { ($0, $1!) })
+    }
+
+    /// The saves of `group` reordered so that a record whose parent is saved in the
+    /// same group comes after its parent (cycles keep their order); deletes last.
+    private func parentsFirst(_ group: [Item]) -> [Item] {
+        let hasParents = group.contains { item in
+            if case .save(let c) = item.kind { return c.parent != nil }
+            return false
+        }
+        guard hasParents else { return group }
+        var pending = group.filter { if case .save = $0.kind { true } else { false } }
+        let deletes = group.filter { if case .delete = $0.kind { true } else { false } }
+        var ordered: [Item] = []
+        while !pending.isEmpty {
+            let waiting = Set(pending.map(\.id.recordName))
+            let ready = pending.filter { item in
+                guard case .save(let c) = item.kind, let parent = c.parent?.recordID.recordName else { return true }
+                return !waiting.contains(parent) || parent == c.recordID.recordName
+            }
+            if ready.isEmpty {
+                ordered += pending
+                break
+            }
+            let readyIndices = Set(ready.map(\.index))
+            ordered += ready
+            pending.removeAll { readyIndices.contains($0.index) }
+        }
+        return ordered + deletes
+    }
+
+    /// Records in the change logs that a zone changed in this request: the database log
+    /// entry, the client's change token data, and the pruning of old tombstones.
+    private mutating func noteZoneChanged(_ zoneID: RecordZone.ID, zone: ZoneInfo) throws {
+        let address = try writer.zones.address(of: zoneID, in: context)
+        try writer.changes.logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
+        if let clientChangeTokenData { try writer.changes.storeClientChangeToken(clientChangeTokenData, zone: zone.id, txn: txn) }
+        if deletedInZone, context.tombstoneRetention.isFinite {
+            try writer.changes.pruneTombstones(zone: zone.id, before: now.addingTimeInterval(-context.tombstoneRetention), txn: txn)
+        }
+        deletedInZone = false
+    }
+
+    private func batchFailed(_ item: Item) -> FogError {
+        FogError(
+            .batchRequestFailed, message: "record \(item.id.recordName) was not changed because another change in its atomic zone failed")
+    }
+
+    /// Zone IDs with the owner placeholder resolved, for grouping.
+    private func normalized(_ zoneID: RecordZone.ID) -> RecordZone.ID {
+        zoneID.ownerName == user ? RecordZone.ID(zoneName: zoneID.zoneName) : zoneID
+    }
+
+    // MARK: - Planning (reads only)
+
+    /// What the plans of one all-or-nothing group add before any of them is applied.
+    private struct PendingPlans {
+        var fieldTypes: [String: FieldType] = [:]
+        var deleteSelfReferences: [String: Int] = [:]
+    }
+
+    private mutating func plan(_ item: Item, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans) throws(FogError) -> Plan
+    {
+        if let e = item.preError { throw e }
+        switch item.kind {
+        case .delete(let id):
+            guard let existing = try fogTry({ try load(zone: zone.id, name: id.recordName) }) else {
+                throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+            }
+            try writer.access.check(.delete, request(for: existing.record))
+            try checkCascade(from: existing.row, existing.record, zone: zone.id)
+            return .delete(row: existing.row, record: existing.record)
+        case .save(let client):
+            return .save(try planSave(client, zone: zone, savedNames: savedNames, pending: &pending))
+        }
+    }
+
+    private mutating func planSave(
+        _ client: ClientRecord, zone: ZoneInfo, savedNames: Set<String>, pending: inout PendingPlans
+    ) throws(FogError) -> SavePlan {
+        let name = client.recordID.recordName
+        let existing = try fogTry { try load(zone: zone.id, name: name) }
+        if existing == nil && name.hasPrefix("_") {
+            throw FogError(
+                .invalidArguments, message: "record name '\(name)' starts with '_', which is reserved for records the system creates")
+        }
+        if existing == nil && client.recordType == Record.SystemType.userRecord {
+            throw FogError(.invalidArguments, message: "user records (type Users) are created by the system, not by clients")
+        }
+        switch policy {
+        case .ifServerRecordUnchanged:
+            if let existing, client.changeTag == nil {
+                throw FogError(
+                    .serverRecordChanged, message: "record to insert already exists: \(name)",
+                    serverRecord: makeRecord(existing.record, zoneID: client.recordID.zoneID), clientRecord: client.record)
+            }
+            if let existing, client.changeTag != existing.record.changeTag {
+                throw FogError(
+                    .serverRecordChanged,
+                    message: "record \(name) changed since it was fetched (tag \(client.changeTag!) is not \(existing.record.changeTag))",
+                    serverRecord: makeRecord(existing.record, zoneID: client.recordID.zoneID), clientRecord: client.record,
+                    ancestorRecord: client.ancestor())
+            }
+            if existing == nil, client.changeTag != nil {
+                throw FogError(.unknownItem, message: "record to update not found: \(name)")
+            }
+        case .changedKeys, .allKeys:
+            break
+        }
+        try writer.access.check(.save, request(for: existing?.record, recordType: client.recordType, recordName: name))
+        if let existing, existing.record.recordType != client.recordType {
+            throw FogError(.invalidArguments, message: "record \(name) is a \(existing.record.recordType), not a \(client.recordType)")
+        }
+
+        // The values to store.
+        var values: [String: FieldValue]
+        if let existing {
+            values = existing.record.values
+            var keys = client.changedKeys
+            if policy == .allKeys { keys += client.values.keys }
+            for key in keys { values[key] = client.values[key] }
+        } else {
+            values = client.values
+        }
+
+        // Each field's type is fixed by its first write.
+        var newTypes: [(String, FieldType)] = []
+        for key in values.keys.sorted() {
+            let type = values[key]!.fieldType
+            var fixed = pending.fieldTypes[key]
+            if fixed == nil { fixed = try fogTry { try names.fieldType(recordType: client.recordType, field: key) } }
+            if let fixed {
+                guard fixed == type else {
+                    throw FogError(
+                        .invalidArguments,
+                        message:
+                            "field '\(key)' of record type \(client.recordType) holds \(fixed.name) values; cannot save a \(type.name) in record \(name)"
+                    )
+                }
+            } else {
+                newTypes.append((key, type))
+            }
+        }
+
+        let size = RecordCodec.countedSize(of: values)
+        guard size <= Validation.maximumRecordSize else {
+            throw FogError(
+                .limitExceeded,
+                message: "record \(name) would hold \(size) bytes; the limit is \(Validation.maximumRecordSize) (assets excluded)")
+        }
+
+        // The parent must exist, or be saved in the same request.
+        let parent: String?
+        if existing == nil || client.parentChanged {
+            parent = client.parent?.recordID.recordName
+            if let parent, !savedNames.contains(parent) {
+                guard try fogTry({ try writer.records.rowID(zone: zone.id, name: parent, in: txn.readView) }) != nil else {
+                    throw FogError(.referenceViolation, message: "the parent of \(name), \(parent), does not exist")
+                }
+            }
+        } else {
+            parent = existing!.record.parent
+        }
+
+        // Cascading references are limited per target (counting those planned in the group).
+        let oldTargets = existing.map { deleteSelfTargets($0.record.values) } ?? []
+        let addedTargets = deleteSelfTargets(values).subtracting(oldTargets)
+        for target in addedTargets {
+            let stored = try fogTry {
+                try writer.records.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn.readView)
+            }
+            let count = stored + (pending.deleteSelfReferences[target] ?? 0)
+            guard count < Validation.maximumDeleteSelfReferences else {
+                throw FogError(
+                    .limitExceeded,
+                    message:
+                        "record \(target) already has \(count) deleteSelf references; the limit is \(Validation.maximumDeleteSelfReferences)"
+                )
+            }
+        }
+        for target in addedTargets { pending.deleteSelfReferences[target, default: 0] += 1 }
+        for (key, type) in newTypes { pending.fieldTypes[key] = type }
+        return SavePlan(client: client, existing: existing, values: values, parent: parent, newFieldTypes: newTypes)
+    }
+
+    /// What the access policy is asked about a stored record (or a new one, for `nil`).
+    private func request(
+        for record: StoredRecord?, recordType: String? = nil, recordName: String? = nil, cascadeOrigin: String? = nil
+    ) -> AccessRequest {
+        AccessRequest(
+            caller: .user(user), scope: context.scope, zoneOwner: context.scope == .public ? "" : user,
+            recordType: record?.recordType ?? recordType, recordName: record?.recordName ?? recordName, creator: record?.creator,
+            cascadeOrigin: cascadeOrigin)
+    }
+
+    /// Asks the access policy about every record that deleting `record` would delete
+    /// through `deleteSelf` references (as ``deleteRow(_:_:zone:visited:)`` will), so a
+    /// delete fails as a whole, before anything is written, when one of them may not be
+    /// deleted by the caller.
+    private func checkCascade(from row: Int64, _ record: StoredRecord, zone: Int64) throws(FogError) {
+        var visited: Set<Int64> = [row]
+        var pending = [record.recordName]
+        while let target = pending.popLast() {
+            var sources: [Int64] = []
+            try fogTry {
+                try txn.scan(writer.records.refs, range: .prefix(Layout.refPrefix(zone: zone, target: target))) { key, _ in
+                    var reader = KeyReader(Array(key))
+                    _ = try reader.readInt64()
+                    _ = try reader.readString()
+                    sources.append(try reader.readInt64())
+                    return true
+                }
+            }
+            for source in sources where visited.insert(source).inserted {
+                var resolver = names.resolver
+                let stored = try fogTry {
+                    try txn.withValue(forKey: bigEndianKey(source), in: writer.records.table) {
+                        try RecordCodec.decode($0, names: &resolver, desiredKeys: [])
+                    }
+                }
+                guard let stored else { continue }
+                try writer.access.check(.cascadeDelete, request(for: stored, cascadeOrigin: record.recordName))
+                pending.append(stored.recordName)
+            }
+        }
+    }
+
+    private func load(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
+        guard let row = try writer.records.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
+        var resolver = names.resolver
+        guard
+            let record = try txn.withValue(
+                forKey: bigEndianKey(row), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) })
+        else {
+            throw FormatError(message: "record \(name) names row \(row), which is missing")
+        }
+        return (row, record)
+    }
+
+    private func makeRecord(_ stored: StoredRecord, zoneID: RecordZone.ID) -> Record {
+        stored.makeRecord(zoneID: zoneID, assetDirectory: writer.assetDirectory)
+    }
+
+    // MARK: - Applying (writes)
+
+    private mutating func apply(_ plan: Plan, zone: ZoneInfo, zoneID: RecordZone.ID) throws -> Record? {
+        switch plan {
+        case .delete(let row, let record):
+            var visited: Set<Int64> = []
+            try deleteRow(row, record, zone: zone.id, visited: &visited)
+            return nil
+        case .save(let p):
+            for (key, type) in p.newFieldTypes {
+                try names.define(recordType: p.client.recordType, field: key, as: type)
+            }
+            let row = try p.existing?.row ?? writer.nextCounter(Layout.metaNextRowID, in: txn)
+            let stored = StoredRecord(
+                recordType: p.client.recordType, recordName: p.client.recordID.recordName, zone: zone.id,
+                values: p.values, parent: p.parent, share: p.existing?.record.share,
+                creationDate: p.existing?.record.creationDate ?? now, modificationDate: now,
+                creator: p.existing?.record.creator ?? user, modifier: user, changeSequence: sequence)
+            let bytes = try RecordCodec.encode(stored, names: &names)
+            // A new row id is above every other, so the record appends to the table's last
+            // page, which a B-tree store (LMDB) then fills instead of splitting it in half.
+            try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: writer.records.table, append: p.existing == nil) {
+                $0.copyBytes(from: bytes)
+            }
+            if p.existing == nil {
+                try txn.put(
+                    bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: writer.records.names)
+            }
+            try updateIndexEntries(old: p.existing?.record, new: stored, row: row, zone: zone.id)
+            try writer.changes.logSave(
+                zone: zone.id, row: row, name: stored.recordName, previousSequence: p.existing?.record.changeSequence, sequence: sequence,
+                txn: txn)
+            let oldTargets = p.existing.map { deleteSelfTargets($0.record.values) } ?? []
+            let newTargets = deleteSelfTargets(p.values)
+            for target in oldTargets.subtracting(newTargets) {
+                try txn.delete(Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
+            }
+            for target in newTargets.subtracting(oldTargets) {
+                try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
+            }
+            return makeRecord(stored, zoneID: zoneID)
+        }
+    }
+
+    /// Brings a record's index entries from `old` to `new`, reading each record type's index
+    /// definitions once per request (no request changes them).
+    private mutating func updateIndexEntries(old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64) throws {
+        guard let recordType = new?.recordType ?? old?.recordType, let type = try names.resolver.id(recordType) else { return }
+        let indexes: TypeIndexes
+        if let known = indexDefinitions[recordType] {
+            indexes = known
+        } else {
+            indexes = try writer.indexes.definitions(of: recordType, txn: txn.readView, names: &names.resolver)
+            indexDefinitions[recordType] = indexes
+        }
+        try writer.indexes.updateIndexEntries(
+            old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names.resolver
+        )
+    }
+
+    /// Deletes a record and, transitively, the records that reference it with `deleteSelf`.
+    private mutating func deleteRow(_ row: Int64, _ record: StoredRecord, zone: Int64, visited: inout Set<Int64>) throws {
+        guard visited.insert(row).inserted else { return }
+        try txn.delete(bigEndianKey(row), in: writer.records.table)
+        try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
+        try updateIndexEntries(old: record, new: nil, row: row, zone: zone)
+        guard let type = try names.resolver.id(record.recordType) else {
+            throw FormatError(message: "record \(record.recordName) has a record type with no name id")
+        }
+        try writer.changes.logDelete(
+            zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
+            now: now, txn: txn)
+        deletedInZone = true
+        for target in deleteSelfTargets(record.values) {
+            try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
+        }
+        var sources: [Int64] = []
+        try txn.scan(writer.records.refs, range: .prefix(Layout.refPrefix(zone: zone, target: record.recordName))) { key, _ in
+            var reader = KeyReader(Array(key))
+            _ = try reader.readInt64()
+            _ = try reader.readString()
+            sources.append(try reader.readInt64())
+            return true
+        }
+        for source in sources where !visited.contains(source) {
+            var resolver = names.resolver
+            guard
+                let stored = try txn.withValue(
+                    forKey: bigEndianKey(source), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) })
+            else {
+                try txn.delete(Layout.refKey(zone: zone, target: record.recordName, source: source), in: writer.records.refs)
+                continue
+            }
+            try deleteRow(source, stored, zone: zone, visited: &visited)
+        }
+    }
+
+    private func deleteSelfTargets(_ values: [String: FieldValue]) -> Set<String> {
+        values.deleteSelfTargets
+    }
+}
