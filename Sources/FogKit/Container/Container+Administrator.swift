@@ -52,7 +52,7 @@ extension Container {
             self.directory = directory
             self.configuration = configuration
             engine = try StoreEngine(
-                directory: directory, identifier: identifier, durability: configuration.durability, caller: .administrator)
+                directory: directory, identifier: identifier, durability: configuration.durability.storage, caller: .administrator)
         }
 
         /// A container on the same store for `user` (`nil` for nobody), with the

@@ -65,7 +65,7 @@ extension Container {
         public var tombstoneRetention: TimeInterval
 
         /// 30 days.
-        public static let defaultTombstoneRetention: TimeInterval = 30 * 86_400
+        public static let defaultTombstoneRetention: TimeInterval = EngineDefaults.tombstoneRetention
 
         /// Creates a configuration.
         public init(
@@ -77,6 +77,26 @@ extension Container {
             self.environment = environment
             self.changeFeeds = changeFeeds
             self.tombstoneRetention = tombstoneRetention
+        }
+    }
+}
+
+extension Container.Environment {
+    /// The engine's form of this environment.
+    var schemaMode: SchemaMode {
+        switch self {
+        case .development: .development
+        case .production: .production
+        }
+    }
+}
+
+extension Container.ChangeFeeds {
+    /// The engine's form of this choice.
+    var feedZones: FeedZones {
+        switch self {
+        case .cloudKit: .customZones
+        case .everyZone: .everyZone
         }
     }
 }

@@ -4,6 +4,12 @@ import Foundation
 struct QueryPage: Sendable {
     var records: [Record]
     var cursor: QueryOperation.Cursor?
+
+    /// The page of an engine batch: its records, and a cursor where it continues.
+    init(_ batch: QueryBatch) {
+        records = batch.records
+        cursor = batch.next.map { QueryOperation.Cursor(state: $0) }
+    }
 }
 
 extension Database {
@@ -65,21 +71,23 @@ extension Database {
         try checkOpen()
         return try engine.queries.explain(
             query, zoneID: zoneID ?? .default, desiredKeys: desiredKeys, resultsLimit: resultsLimit, context: context,
-            environment: environment)
+            mode: environment.schemaMode)
     }
 
     func runQuery(_ query: Query, zoneID: RecordZone.ID?, desiredKeys: [Record.FieldKey]?, resultsLimit: Int) throws -> QueryPage {
         try checkOpen()
-        return try engine.queries.query(
-            query, zoneID: zoneID ?? .default, after: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
-            context: context, environment: environment)
+        return QueryPage(
+            try engine.queries.query(
+                query, zoneID: zoneID ?? .default, after: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
+                context: context, mode: environment.schemaMode))
     }
 
     func runQuery(continuing cursor: QueryOperation.Cursor, desiredKeys: [Record.FieldKey]?, resultsLimit: Int) throws -> QueryPage {
         try checkOpen()
         let query = try cursor.state.validated()
-        return try engine.queries.query(
-            query, zoneID: cursor.state.zoneID, after: cursor.state, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
-            context: context, environment: environment)
+        return QueryPage(
+            try engine.queries.query(
+                query, zoneID: cursor.state.zoneID, after: cursor.state, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
+                context: context, mode: environment.schemaMode))
     }
 }

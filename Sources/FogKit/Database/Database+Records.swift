@@ -62,7 +62,7 @@ extension Database {
     ) async throws -> (saveResults: [Record.ID: Result<Record, any Error>], deleteResults: [Record.ID: Result<Void, any Error>]) {
         try checkOpen()
         let outcome = try await engine.writer.modify(
-            saving: recordsToSave, deleting: recordIDsToDelete, policy: savePolicy, atomic: atomically, limits: limits,
+            saving: recordsToSave, deleting: recordIDsToDelete, policy: savePolicy.savePolicy, atomic: atomically, limits: limits,
             context: context)
         if atomically {
             var partial: [AnyHashable: any Error] = [:]

@@ -13,7 +13,7 @@ public final class Database: Sendable, CustomStringConvertible {
 
     let engine: StoreEngine
     let context: DatabaseContext
-    let limits: OperationLimits
+    let limits: RequestLimits
     /// How queries treat missing indexes.
     let environment: Container.Environment
     /// The queue that runs operations added with ``add(_:)``.
@@ -36,8 +36,9 @@ public final class Database: Sendable, CustomStringConvertible {
         operationQueue.name = "FogKit.Database.\(scope)"
         self.engine = engine
         self.context = DatabaseContext(
-            scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention, changeFeeds: configuration.changeFeeds)
-        self.limits = configuration.limits
+            scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention,
+            feeds: configuration.changeFeeds.feedZones)
+        self.limits = configuration.limits.requestLimits
         self.environment = configuration.environment
     }
 

@@ -11,3 +11,14 @@ public enum RecordSavePolicy: Int, Sendable, Hashable, CaseIterable {
     /// stored record without checking tags; keys only the stored record has stay.
     case allKeys = 2
 }
+
+extension RecordSavePolicy {
+    /// The engine's form of this policy.
+    var savePolicy: SavePolicy {
+        switch self {
+        case .ifServerRecordUnchanged: .ifServerRecordUnchanged
+        case .changedKeys: .changedKeys
+        case .allKeys: .allKeys
+        }
+    }
+}

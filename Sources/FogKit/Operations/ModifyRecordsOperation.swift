@@ -62,7 +62,7 @@ public final class ModifyRecordsOperation: DatabaseOperation, @unchecked Sendabl
         let outcome: ModifyOutcome
         do {
             outcome = try database.engine.writer.modifyAndWait(
-                saving: saves, deleting: deletes, policy: savePolicy, atomic: isAtomic, limits: database.limits,
+                saving: saves, deleting: deletes, policy: savePolicy.savePolicy, atomic: isAtomic, limits: database.limits,
                 context: database.context, clientChangeTokenData: clientChangeTokenData)
         } catch {
             return finish(with: FogError.wrapping(error))

@@ -24,7 +24,7 @@ public final class QueryOperation: DatabaseOperation, @unchecked Sendable {
 
     /// The number of records a batch holds when ``resultsLimit`` is ``maximumResults``: 100,
     /// as developers observe from CloudKit.
-    public static let defaultBatchSize = 100
+    public static let defaultBatchSize = EngineDefaults.queryBatchSize
 
     /// The query to run; ignored when ``cursor`` is set.
     public var query: Query?

@@ -26,9 +26,6 @@ struct ChangeFeeds<Store: KeyValueStore>: EngineService {
     let changes: ChangeLog<Store>
     let zones: ZoneDirectory<Store>
 
-    /// The default number of changes in one page when the caller sets no limit.
-    static var defaultChangePageSize: Int { 400 }
-
     /// The changes of a zone after `token` (from the start for `nil`), at most `limit`
     /// (0 for the default page size), read in one snapshot. Each changed record appears
     /// once, as it is now; deletions appear as tombstones.
@@ -38,7 +35,7 @@ struct ChangeFeeds<Store: KeyValueStore>: EngineService {
         var start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .zone) }
         try access.check(.zoneChanges, in: context)
         try Self.checkLimit(limit)
-        let limit = limit > 0 ? limit : Self.defaultChangePageSize
+        let limit = limit > 0 ? limit : EngineDefaults.changePageSize
         let wanted = desiredKeys.map(Set.init)
         return try read { txn, names in
             let address = try zones.address(of: zoneID, in: context)
@@ -138,13 +135,13 @@ struct ChangeFeeds<Store: KeyValueStore>: EngineService {
         let start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .database) }
         try access.check(.databaseChanges, in: context)
         try Self.checkLimit(limit)
-        let everyZone = context.changeFeeds == .everyZone
+        let everyZone = context.feeds == .everyZone
         if context.scope == .public, !everyZone {
             throw FogError(
                 .invalidArguments,
                 message: "the public database has no change feed in CloudKit; open the container with changeFeeds: .everyZone for one")
         }
-        let limit = limit > 0 ? limit : Self.defaultChangePageSize
+        let limit = limit > 0 ? limit : EngineDefaults.changePageSize
         let scope = context.scope.rawValue
         let owner = context.scope == .private ? context.user! : ""
         return try read { txn, _ in
@@ -202,7 +199,7 @@ struct ChangeFeeds<Store: KeyValueStore>: EngineService {
 
     /// Throws unless the zone has a change feed readers may use.
     private func checkFeed(zone address: ZoneAddress, context: DatabaseContext) throws(FogError) {
-        guard context.changeFeeds == .cloudKit else { return }
+        guard context.feeds == .customZones else { return }
         if context.scope == .public {
             throw FogError(
                 .invalidArguments,

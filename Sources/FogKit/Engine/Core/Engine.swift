@@ -37,7 +37,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
     /// `advisor` collects the index advice (an administrator shares its own with the
     /// containers it makes).
     init(
-        directory: URL, identifier: String, durability: Container.Durability, caller: Caller,
+        directory: URL, identifier: String, durability: StorageDurability, caller: Caller,
         advisor: IndexAdvisor = IndexAdvisor()
     ) throws {
         let core = try EngineCore<Store>(directory: directory, identifier: identifier, durability: durability)

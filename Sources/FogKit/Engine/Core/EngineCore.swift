@@ -10,7 +10,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
     let assetDirectory: URL
     let names = NameCache()
     let incarnation: [UInt8]
-    let durability: Container.Durability
+    let durability: StorageDurability
 
     /// The format version the store had when it was opened; below ``Layout/formatVersion``
     /// until ``Maintenance/migrate(from:)`` has run.
@@ -21,7 +21,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
 
     /// Opens (or creates) the store in `directory` and reads or writes its format version,
     /// incarnation and identifier. The caller closes the store when a later step fails.
-    init(directory: URL, identifier: String, durability: Container.Durability) throws {
+    init(directory: URL, identifier: String, durability: StorageDurability) throws {
         self.directory = directory
         self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
         self.durability = durability
@@ -31,7 +31,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         do {
             store = try Store.open(
                 at: directory,
-                configuration: Layout.configuration(durability: durability.storage, createsMissingTables: !existed))
+                configuration: Layout.configuration(durability: durability, createsMissingTables: !existed))
         } catch StorageError.notFound {
             throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
         } catch {

@@ -16,22 +16,22 @@ struct QueryExecutor<Store: KeyValueStore>: EngineService {
     /// - Parameter after: The cursor to continue from, or `nil` for the first batch.
     func query(
         _ query: Query, zoneID: RecordZone.ID, after: QueryCursorState?, desiredKeys: [String]?, resultsLimit: Int,
-        context: DatabaseContext, environment: Container.Environment
-    ) throws -> QueryPage {
+        context: DatabaseContext, mode: SchemaMode
+    ) throws -> QueryBatch {
         guard resultsLimit >= 0 else {
             throw FogError(.invalidArguments, message: "resultsLimit is \(resultsLimit); it must be positive, or maximumResults (0)")
         }
         try access.check(.query, in: context)
-        let limit = resultsLimit == 0 ? QueryOperation.defaultBatchSize : resultsLimit
+        let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         let now = Date()
-        let (page, advice) = try read { txn, names -> (QueryPage, [IndexAdvice]) in
+        let (page, advice) = try read { txn, names -> (QueryBatch, [IndexAdvice]) in
             let zone = try existingZone(zoneID, context: context, txn: txn)
             let prepared = try prepare(
                 query, fixedOrder: after?.order, zone: zone?.id, desiredKeys: desiredKeys, now: now, txn: txn, names: &names)
             let advice = prepared.missing.map {
                 IndexAdvice(recordType: query.recordType, field: $0.field, options: $0.options, queryCount: 1)
             }
-            if environment == .production {
+            if mode == .production {
                 guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, indexes: prepared.indexes, txn: txn) else {
                     throw FogError(.unknownItem, message: "Did not find record type: \(query.recordType)")
                 }
@@ -42,7 +42,7 @@ struct QueryExecutor<Store: KeyValueStore>: EngineService {
                     throw FogError(.invalidArguments, message: "Field '\(missing.field)' is not marked \(missing.word)")
                 }
             }
-            guard let zone, let typeID = prepared.typeID else { return (QueryPage(records: [], cursor: nil), advice) }
+            guard let zone, let typeID = prepared.typeID else { return (QueryBatch(records: [], next: nil), advice) }
             var run = try QueryRun(
                 executor: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
                 names: names, limit: limit,
@@ -51,29 +51,28 @@ struct QueryExecutor<Store: KeyValueStore>: EngineService {
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             let records = matches.map(\.record)
-            var cursor: QueryOperation.Cursor?
+            var next: QueryCursorState?
             if more, let last = matches.last {
-                cursor = QueryOperation.Cursor(
-                    state: QueryCursorState(
-                        recordType: query.recordType, predicate: query.predicate.description, order: prepared.order,
-                        zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key)))
+                next = QueryCursorState(
+                    recordType: query.recordType, predicate: query.predicate.description, order: prepared.order,
+                    zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key))
             }
-            return (QueryPage(records: records, cursor: cursor), advice)
+            return (QueryBatch(records: records, next: next), advice)
         }
-        if environment == .development { indexes.advisor.record(advice) }
+        if mode == .development { indexes.advisor.record(advice) }
         return page
     }
 
     /// Describes how a query would run, without running it.
     func explain(
         _ query: Query, zoneID: RecordZone.ID, desiredKeys: [String]?, resultsLimit: Int, context: DatabaseContext,
-        environment: Container.Environment
+        mode: SchemaMode
     ) throws -> QueryPlan {
         guard resultsLimit >= 0 else {
             throw FogError(.invalidArguments, message: "resultsLimit is \(resultsLimit); it must be positive, or maximumResults (0)")
         }
         try access.check(.query, in: context)
-        let limit = resultsLimit == 0 ? QueryOperation.defaultBatchSize : resultsLimit
+        let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         return try read { txn, names in
             let zone = try existingZone(zoneID, context: context, txn: txn)
             let p = try prepare(query, fixedOrder: nil, zone: zone?.id, desiredKeys: desiredKeys, now: Date(), txn: txn, names: &names)
@@ -111,7 +110,7 @@ struct QueryExecutor<Store: KeyValueStore>: EngineService {
                 scansRecordType: scans,
                 indexProvidesOrder: p.pathGivesOrder && !p.order.isEmpty,
                 missingIndexes: p.missing.map { IndexAdvice(recordType: type, field: $0.field, options: $0.options, queryCount: 0) },
-                header: "query \(type) in \(zoneID.zoneName) (\(environment))")
+                header: "query \(type) in \(zoneID.zoneName) (\(mode))")
         }
     }
 

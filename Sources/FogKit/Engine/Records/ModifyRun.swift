@@ -12,7 +12,7 @@ struct ModifyRun<Store: KeyValueStore> {
     var indexDefinitions: [String: TypeIndexes] = [:]
     let context: DatabaseContext
     let user: String
-    let policy: RecordSavePolicy
+    let policy: SavePolicy
     let now: Date
     let sequence: Int64
     let clientChangeTokenData: Data?

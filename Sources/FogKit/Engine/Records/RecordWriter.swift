@@ -7,25 +7,6 @@ struct ModifyOutcome: Sendable {
     var deleteResults: [(Record.ID, Result<Void, FogError>)] = []
 }
 
-/// CloudKit's per-request limits.
-public struct OperationLimits: Sendable, Hashable {
-    /// The most records to save and delete in one request (CloudKit: 400).
-    public var maximumItems: Int
-    /// The most bytes of record data in one request, assets excluded (CloudKit: 2 MB).
-    public var maximumBytes: Int
-
-    /// Creates limits.
-    public init(maximumItems: Int, maximumBytes: Int) {
-        self.maximumItems = maximumItems
-        self.maximumBytes = maximumBytes
-    }
-
-    /// CloudKit's limits: 400 items and 2 MB per request.
-    public static let cloudKit = OperationLimits(maximumItems: 400, maximumBytes: 2_000_000)
-    /// Relaxed limits for bulk loads: 100,000 items and 1 GB per request.
-    public static let bulkLoad = OperationLimits(maximumItems: 100_000, maximumBytes: 1_000_000_000)
-}
-
 /// Saves and deletes records: a modify request is checked (``prepareModify``), then run in
 /// one write transaction by a ``ModifyRun``.
 struct RecordWriter<Store: KeyValueStore>: EngineService {
@@ -39,8 +20,8 @@ struct RecordWriter<Store: KeyValueStore>: EngineService {
     /// atomic zones all-or-nothing when `atomic` is set, the save policy's
     /// conflict rules.
     func modify(
-        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
-        atomic: Bool, limits: OperationLimits, context: DatabaseContext
+        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
+        atomic: Bool, limits: RequestLimits, context: DatabaseContext
     ) async throws -> ModifyOutcome {
         let request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
@@ -51,8 +32,8 @@ struct RecordWriter<Store: KeyValueStore>: EngineService {
     /// The blocking form of ``modify(saving:deleting:policy:atomic:limits:context:)``,
     /// for operations running on an `OperationQueue` thread.
     func modifyAndWait(
-        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
-        atomic: Bool, limits: OperationLimits, context: DatabaseContext, clientChangeTokenData: Data? = nil
+        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
+        atomic: Bool, limits: RequestLimits, context: DatabaseContext, clientChangeTokenData: Data? = nil
     ) throws -> ModifyOutcome {
         var request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
@@ -69,7 +50,7 @@ struct RecordWriter<Store: KeyValueStore>: EngineService {
         let deleteErrors: [Int: FogError]
         let context: DatabaseContext
         let user: String
-        let policy: RecordSavePolicy
+        let policy: SavePolicy
         let atomic: Bool
         let now: Date
         /// Stored per zone for the change feeds (`ModifyRecordsOperation.clientChangeTokenData`).
@@ -79,8 +60,8 @@ struct RecordWriter<Store: KeyValueStore>: EngineService {
     /// Checks what needs no stored state — the user, limits, names, keys, values,
     /// sizes, duplicates — and copies new assets into the store.
     func prepareModify(
-        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: RecordSavePolicy,
-        atomic: Bool, limits: OperationLimits, context: DatabaseContext
+        saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
+        atomic: Bool, limits: RequestLimits, context: DatabaseContext
     ) throws(FogError) -> ModifyRequest {
         try access.check(recordsToSave.isEmpty ? .delete : .save, in: context)
         guard let user = context.user else { throw FogError(.internalError, message: "the access policy let nobody write") }

@@ -1,17 +1,6 @@
 import FogStorage
 import Foundation
 
-/// Who is asking, and in which database.
-struct DatabaseContext: Sendable {
-    let scope: Database.Scope
-    /// The user record name of the container's user, or `nil` for nobody.
-    let user: String?
-    /// How long deletions stay in the zone change logs.
-    var tombstoneRetention: TimeInterval = Container.Configuration.defaultTombstoneRetention
-    /// Which zones have change feeds.
-    var changeFeeds: Container.ChangeFeeds = .cloudKit
-}
-
 /// A zone as the engine stores it.
 struct ZoneInfo: Sendable, Hashable {
     let id: Int64

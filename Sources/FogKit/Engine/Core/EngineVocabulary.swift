@@ -1,0 +1,66 @@
+import Foundation
+
+// The engine's own request vocabulary. The public API layer (`Container`, `Database`, the
+// operations) translates its types into these at the boundary, so the engine never names
+// a type of the layer above it. Values, IDs, records and errors (`FieldValue`, `Record`,
+// `Record.ID`, `RecordZone.ID`, `Database.Scope`, `FogError`) are the data model both layers
+// share.
+
+/// Who is asking, and in which database.
+struct DatabaseContext: Sendable {
+    let scope: Database.Scope
+    /// The user record name of the container's user, or `nil` for nobody.
+    let user: String?
+    /// How long deletions stay in the zone change logs.
+    var tombstoneRetention: TimeInterval = EngineDefaults.tombstoneRetention
+    /// Which zones have change feeds.
+    var feeds: FeedZones = .customZones
+}
+
+/// Which zones keep change feeds readers may use.
+enum FeedZones: Sendable, Hashable {
+    /// CloudKit's: custom zones of private (and shared) databases only.
+    case customZones
+    /// Every zone, default zones and the public database included.
+    case everyZone
+}
+
+/// How a save treats the stored version of a record.
+enum SavePolicy: Sendable, Hashable {
+    /// Fails with `serverRecordChanged` unless the client's change tag is the stored one.
+    case ifServerRecordUnchanged
+    /// Writes the changed keys over the stored record.
+    case changedKeys
+    /// Writes every key of the client's record over the stored record.
+    case allKeys
+}
+
+/// The most items and bytes of record data one modify request may hold.
+struct RequestLimits: Sendable, Hashable {
+    var maximumItems: Int
+    var maximumBytes: Int
+}
+
+/// What a query does about a missing index.
+enum SchemaMode: Sendable, Hashable {
+    /// Scans, and records the missing index as advice.
+    case development
+    /// Fails as CloudKit's production environment does.
+    case production
+}
+
+/// One batch of query results, and where the next batch starts (`nil` when none).
+struct QueryBatch: Sendable {
+    var records: [Record]
+    var next: QueryCursorState?
+}
+
+/// The engine's defaults, which the public API documents as its own.
+enum EngineDefaults {
+    /// How long tombstones stay in a zone's change log: 30 days.
+    static let tombstoneRetention: TimeInterval = 30 * 86_400
+    /// Records in a query batch when the caller asks for the maximum (0).
+    static let queryBatchSize = 100
+    /// Changes in a change-feed page when the caller sets no limit.
+    static let changePageSize = 400
+}
