@@ -412,7 +412,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 creator: p.existing?.record.creator ?? user, modifier: user, changeSequence: sequence)
             let bytes = try RecordCodec.encode(stored, names: &names)
             // A new row id is above every other, so the record appends to the table's last
-            // page, which a B-tree store (LMDB) then fills instead of splitting it in half.
+            // page, which a B-tree store then fills instead of splitting it in half.
             try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: writer.records.table, append: p.existing == nil) {
                 $0.copyBytes(from: bytes)
             }
