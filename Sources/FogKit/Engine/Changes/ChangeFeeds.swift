@@ -20,11 +20,18 @@ struct DatabaseChangePage: Sendable {
 
 /// Reads the change logs as CloudKit's change feeds: a zone's record changes and a
 /// database's zone events after a change token, page by page.
-struct ChangeFeeds<Store: KeyValueStore>: EngineService {
+final class ChangeFeeds<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let changes: ChangeLog<Store>
     let zones: ZoneDirectory<Store>
+
+    init(core: EngineCore<Store>, records: RecordStore<Store>, changes: ChangeLog<Store>, zones: ZoneDirectory<Store>) {
+        self.core = core
+        self.records = records
+        self.changes = changes
+        self.zones = zones
+    }
 
     /// The changes of a zone after `token` (from the start for `nil`), at most `limit`
     /// (0 for the default page size), read in one snapshot. Each changed record appears

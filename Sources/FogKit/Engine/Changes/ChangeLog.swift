@@ -5,7 +5,7 @@ import Foundation
 /// of deleted records with their age), the zone's horizon and client change token, and each
 /// database's log of zone events. Written in the transaction of the change they record;
 /// ``ChangeFeeds`` reads them.
-struct ChangeLog<Store: KeyValueStore>: EngineService {
+final class ChangeLog<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     /// Zone logs, tombstones, horizons and client change tokens.
     let changeTable: Table

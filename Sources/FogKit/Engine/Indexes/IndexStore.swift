@@ -4,7 +4,7 @@ import Foundation
 /// The indexes: their definitions (in `schema`, cached by the ``IndexCatalog``), their
 /// entries (the `indexes` table, a multi-value table: each key holds the sorted rows of the
 /// records it indexes), and the advice gathered from queries that lacked one.
-struct IndexStore<Store: KeyValueStore>: EngineService {
+final class IndexStore<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     /// The index definitions of the snapshot a transaction sees, cached.

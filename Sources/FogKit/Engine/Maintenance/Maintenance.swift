@@ -4,7 +4,7 @@ import Foundation
 /// The store as a whole: integrity checks, format migration, backups and store information.
 /// It reads every table and, when migrating, rewrites them; the tables are named here as the
 /// services that own them name them.
-struct Maintenance<Store: KeyValueStore>: EngineService {
+final class Maintenance<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let recordStore: RecordStore<Store>
     let indexStore: IndexStore<Store>

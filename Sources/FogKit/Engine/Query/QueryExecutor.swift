@@ -5,11 +5,18 @@ import HeapModule
 /// Runs queries: ``prepare(_:fixedOrder:zone:desiredKeys:now:txn:names:)`` (in
 /// `QueryPlanner.swift`) analyses the predicate and picks an access path, then a ``QueryRun``
 /// reads the candidates, tests each against the whole predicate, and orders the matches.
-struct QueryExecutor<Store: KeyValueStore>: EngineService {
+final class QueryExecutor<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let indexes: IndexStore<Store>
     let zones: ZoneDirectory<Store>
+
+    init(core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, zones: ZoneDirectory<Store>) {
+        self.core = core
+        self.records = records
+        self.indexes = indexes
+        self.zones = zones
+    }
 
     /// Runs one batch of a query in one read snapshot.
     ///

@@ -2,10 +2,16 @@ import FogStorage
 import Foundation
 
 /// Fetches records by ID (CloudKit's fetch-records requests).
-struct RecordReader<Store: KeyValueStore>: EngineService {
+final class RecordReader<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let zones: ZoneDirectory<Store>
+
+    init(core: EngineCore<Store>, records: RecordStore<Store>, zones: ZoneDirectory<Store>) {
+        self.core = core
+        self.records = records
+        self.zones = zones
+    }
 
     /// Fetches records by ID in one snapshot; `desiredKeys` limits the fields
     /// decoded (`nil` for all, empty for none).

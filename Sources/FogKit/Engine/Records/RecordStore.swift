@@ -5,7 +5,7 @@ import Foundation
 /// (zone and record name → row id) and the `refs` table (the `deleteSelf` references of each
 /// target). ``RecordWriter`` writes them through this service's tables; everything else
 /// reads records by row or name here.
-struct RecordStore<Store: KeyValueStore>: EngineService {
+final class RecordStore<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     /// Row id → encoded record.
     let table: Table

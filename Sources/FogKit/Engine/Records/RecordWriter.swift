@@ -9,12 +9,23 @@ struct ModifyOutcome: Sendable {
 
 /// Saves and deletes records: a modify request is checked (``prepareModify``), then run in
 /// one write transaction by a ``ModifyRun``.
-struct RecordWriter<Store: KeyValueStore>: EngineService {
+final class RecordWriter<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let indexes: IndexStore<Store>
     let changes: ChangeLog<Store>
     let zones: ZoneDirectory<Store>
+
+    init(
+        core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, changes: ChangeLog<Store>,
+        zones: ZoneDirectory<Store>
+    ) {
+        self.core = core
+        self.records = records
+        self.indexes = indexes
+        self.changes = changes
+        self.zones = zones
+    }
 
     /// Saves and deletes records with CloudKit's semantics: per-item results,
     /// atomic zones all-or-nothing when `atomic` is set, the save policy's

@@ -3,7 +3,7 @@ import Foundation
 
 /// The users a store has seen: each identity's user record name, and the two `Users`
 /// records CloudKit gives a user (one in the public database, one in the user's private one).
-struct UserDirectory<Store: KeyValueStore>: EngineService {
+final class UserDirectory<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let indexes: IndexStore<Store>

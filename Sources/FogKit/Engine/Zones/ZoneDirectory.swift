@@ -39,7 +39,7 @@ struct ZoneAddress: Sendable, Hashable {
 /// The zones of every database: where each lives (``ZoneAddress``, from CloudKit's scope
 /// rules), what is stored for it (``ZoneInfo``), and the zone requests (save, delete, fetch).
 /// Deleting a zone asks the record, index and change-log services to drop its contents.
-struct ZoneDirectory<Store: KeyValueStore>: EngineService {
+final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let indexes: IndexStore<Store>
