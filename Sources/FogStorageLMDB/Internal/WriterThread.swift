@@ -113,8 +113,9 @@ final class WriterThread: @unchecked Sendable {
     private func commit(_ jobs: [WriteJob]) -> [Result<Void, any Error>] {
         let env = environment!
         while true {
+            if let failure = env.failure { return Array(repeating: .failure(failure), count: jobs.count) }
             var parent: OpaquePointer?
-            let rc = mdb_txn_begin(env.handle, nil, 0, &parent)
+            let rc = mdb_txn_begin(env.handle, nil, env.commitFlags, &parent)
             if rc == MDB_MAP_RESIZED {
                 env.adoptMapSize()
                 continue
@@ -182,14 +183,14 @@ final class WriterThread: @unchecked Sendable {
             if mapFull {
                 mdb_txn_abort(parent)
                 env.reopenTables(recreated)
-                env.growMap()
+                do { try env.growMap() } catch { return Array(repeating: .failure(error), count: jobs.count) }
                 continue
             }
             let commitCode = mdb_txn_commit(parent)
             // A failed commit has rolled the transaction back.
             if commitCode != 0 { env.reopenTables(recreated) }
             if commitCode == MDB_MAP_FULL {
-                env.growMap()
+                do { try env.growMap() } catch { return Array(repeating: .failure(error), count: jobs.count) }
                 continue
             }
             if commitCode != 0 {

@@ -264,7 +264,15 @@ extension FogError {
         case let e as StorageError where e == .closed:
             return FogError(.internalError, message: "the container is closed", underlyingError: e)
         case let e as StorageError:
-            return FogError(.internalError, message: "storage error: \(e)", underlyingError: e)
+            switch e {
+            case .temporarilyUnavailable:
+                // Retryable: another read ends, or another process, within moments.
+                return FogError(.serviceUnavailable, message: "the store is busy: \(e)", retryAfterSeconds: 1, underlyingError: e)
+            case .corrupted:
+                return FogError(.internalError, message: "the store is damaged: \(e)", underlyingError: e)
+            default:
+                return FogError(.internalError, message: "storage error: \(e)", underlyingError: e)
+            }
         case let e as FormatError:
             return FogError(.internalError, message: e.description, underlyingError: e)
         default:
