@@ -9,19 +9,33 @@ import Testing
 @Suite(.serialized) struct FaultTests {
     static var helper: URL { HelperProcess.executable("FogTestHelper") }
 
+    static func milliseconds() -> Int { Int(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
+
     // MARK: - Reader slots
 
     @Test func moreConcurrentReadsThanReaderSlotsAllSucceed() async throws {
         try await withTestEnvironment { environment, a, _ in
             try environment.writeAndWait { try $0.put([7], forKey: [1], in: a) }
-            // 1,200 threads reading at once, each holding its snapshot for a moment: more
-            // than the 1,024 slots of the lock file.
+            // 1,200 threads read at once, more than the 1,024 slots of the lock file: each
+            // holds its snapshot until all 1,200 are inside a read, or until no other read
+            // has begun for 50 ms.
             let failures = FailureLog()
             let wrong = Atomic(0)
+            let inside = Atomic(0)
+            let mostInside = Atomic(0)
+            let lastEntry = Atomic(Self.milliseconds())
             await runOnThreads(1_200) { _ in
                 do {
                     let value = try environment.read { txn -> [UInt8]? in
-                        usleep(2_000)
+                        let now = inside.add(1, ordering: .relaxed).newValue
+                        mostInside.max(now, ordering: .relaxed)
+                        lastEntry.store(Self.milliseconds(), ordering: .relaxed)
+                        while inside.load(ordering: .relaxed) < 1_200,
+                            Self.milliseconds() - lastEntry.load(ordering: .relaxed) < 50
+                        {
+                            usleep(500)
+                        }
+                        defer { inside.subtract(1, ordering: .relaxed) }
                         return try txn.value(forKey: [1], in: a)
                     }
                     if value != [7] { wrong.add(1, ordering: .relaxed) }
@@ -29,9 +43,10 @@ import Testing
                     failures.record("read failed: \(error)")
                 }
             }
-            failures.report()
             #expect(failures.all.isEmpty, "\(failures.all.count) of 1,200 reads failed")
+            failures.report()
             #expect(wrong.load(ordering: .relaxed) == 0)
+            #expect(mostInside.load(ordering: .relaxed) <= environment.configuration.maximumConcurrentReads)
 
             // The process keeps at most maximumConcurrentReads slots: another process can
             // still take all the others.
