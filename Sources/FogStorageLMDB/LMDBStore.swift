@@ -110,10 +110,11 @@ public final class LMDBStore: @unchecked Sendable {
         try lmdbCheck(mdb_env_set_maxdbs(handle, MDB_dbi(max(32, configuration.tables.count + 8))))
         try lmdbCheck(mdb_env_set_maxreaders(handle, UInt32(configuration.maximumReaders)))
         try lmdbCheck(mdb_env_set_mapsize(handle, configuration.initialMapSize))
-        // The environment itself syncs every commit; each write transaction asks for
-        // less when the durability allows (`commitFlags`), so that one more durable open
-        // of the same directory can make every later commit durable.
-        try lmdbCheck(mdb_env_open(handle, key, UInt32(MDB_NOTLS), 0o644), "open \(key)")
+        // A more durable open of the same directory later changes the sync flags, on the
+        // writer thread between commits (`applyDurability`). (LMDB 0.9 ignores sync flags
+        // given to mdb_txn_begin.)
+        try lmdbCheck(
+            mdb_env_open(handle, key, UInt32(MDB_NOTLS) | Self.syncFlags(configuration.durability), 0o644), "open \(key)")
         // Slots of processes that died while reading would stay taken until every
         // process closes the store.
         var dead: Int32 = 0
@@ -225,13 +226,23 @@ public final class LMDBStore: @unchecked Sendable {
     /// gets at least the durability it asked for.
     public var durability: Durability { state.withLock { $0.durability } }
 
-    /// The flags that give a write transaction the environment's ``durability``.
-    var commitFlags: UInt32 {
+    /// The environment flags that give commits `durability`.
+    static func syncFlags(_ durability: Durability) -> UInt32 {
         switch durability {
         case .durable: 0
         case .relaxed: UInt32(MDB_NOMETASYNC)
         case .none: UInt32(MDB_NOSYNC)
         }
+    }
+
+    /// Sets the environment's sync flags for `durability`. Only on the writer thread,
+    /// between commits: a commit reads the flags twice (to sync the data pages, to write
+    /// the meta page), and changing them in between could make the meta page durable
+    /// before the pages it points at.
+    func applyDurability(_ durability: Durability) {
+        _ = mdb_env_set_flags(handle, UInt32(MDB_NOSYNC | MDB_NOMETASYNC), 0)
+        let flags = Self.syncFlags(durability)
+        if flags != 0 { _ = mdb_env_set_flags(handle, flags, 1) }
     }
 
     /// The error every call throws once the environment cannot be used safely, if any.
