@@ -7,8 +7,10 @@ do {
     switch arguments.first {
     case "hold-readers" where arguments.count == 3:
         try holdReaders(directory: arguments[1], count: arguments[2])
+    case "powerloss-workload":
+        try await powerLossWorkload(Array(arguments.dropFirst()))
     default:
-        FileHandle.standardError.write(Data("usage: FogTestHelper hold-readers <directory> <count|all>\n".utf8))
+        FileHandle.standardError.write(Data("usage: FogTestHelper hold-readers <directory> <count|all> | powerloss-workload ...\n".utf8))
         exit(2)
     }
 } catch {
