@@ -15,7 +15,8 @@ import Foundation
 /// first while containers opened with the others stay open on the same directory.
 /// The payloads are large enough for the store's map to grow. A line is printed only
 /// after the call returned, so each `ack` line is a commit the store acknowledged. Prints
-/// `done` at the end and then waits to be killed.
+/// `done` at the end and then waits to be killed. Every fifth batch of writer 0 prints
+/// `stats commits <n> requests <n> map <bytes>` (the store's commits and requests so far).
 func powerLossWorkload(_ arguments: [String]) async throws -> Never {
     // "none+durable": write through a container opened with `none` while a second
     // container on the same directory, opened with `durable`, stays open.
@@ -29,8 +30,9 @@ func powerLossWorkload(_ arguments: [String]) async throws -> Never {
             description: "usage: powerloss-workload <directory> <durable|relaxed|none> <writers> <batches> <records> <payload>")
     }
     let directory = URL(fileURLWithPath: arguments[0], isDirectory: true)
-    let container = try Container(
+    let admin = try Container.Administrator(
         identifier: "iCloud.fog.powerloss", directory: directory, configuration: .init(durability: durability))
+    let container = try admin.container(user: Container.defaultUser)
     let others = try durabilities.dropFirst().map {
         try Container(identifier: "iCloud.fog.powerloss", directory: directory, configuration: .init(durability: $0))
     }
@@ -53,6 +55,11 @@ func powerLossWorkload(_ arguments: [String]) async throws -> Never {
                     }
                     _ = try await database.modifyRecords(saving: records, deleting: [], savePolicy: .allKeys, atomically: true)
                     acknowledge("save \(writer) \(batch)")
+                    if writer == 0, batch % 5 == 0, let info = try? admin.storeInfo() {
+                        // More requests than commits: concurrent writers shared commits.
+                        FileHandle.standardOutput.write(
+                            Data("stats commits \(info.commits) requests \(info.writeRequests) map \(info.mapSize)\n".utf8))
+                    }
                     if batch % 5 == 4 {
                         let ids = (0..<recordCount).map {
                             Record.ID(recordName: "w\(writer)-b\(batch - 2)-r\($0)", zoneID: zone.zoneID)
