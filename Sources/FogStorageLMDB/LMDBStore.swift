@@ -74,9 +74,10 @@ public final class LMDBStore: @unchecked Sendable {
         while true {
             let outcome = try registry.withLock { registry -> LMDBStore? in
                 if let existing = registry[key] {
-                    try existing.checkTables(configuration.tables)
-                    let reopened = existing.state.withLock { state -> Bool in
+                    let reopened = try existing.state.withLock { state throws(StorageError) -> Bool in
                         guard !state.isClosed else { return false }
+                        // Before taking a share: a failed open takes none.
+                        try existing.checkTables(configuration.tables)
                         state.openCount += 1
                         if configuration.durability.strength > state.durability.strength {
                             state.durability = configuration.durability
