@@ -421,7 +421,9 @@ public final class LMDBStore: @unchecked Sendable {
     /// write transaction open.
     ///
     /// - Throws: the ``StorageError`` of LMDB's failure (the address space is
-    ///   exhausted, for example); the map keeps its size.
+    ///   exhausted, for example). LMDB has then unmapped the old map without mapping a new
+    ///   one, so the environment records the failure (``failure``) and every later call
+    ///   throws it until the store is closed and opened again.
     func growMap() throws(StorageError) {
         resizeLock.lockExclusive()
         defer { resizeLock.unlock() }
@@ -430,7 +432,13 @@ public final class LMDBStore: @unchecked Sendable {
         let current = info.me_mapsize
         let step = min(current, configuration.maximumGrowthStep)
         let newSize = current + max(step, 1 << 20)
-        try lmdbCheck(mdb_env_set_mapsize(handle, newSize), "grow the map of \(registryKey) to \(newSize) bytes")
+        let rc = mdb_env_set_mapsize(handle, newSize)
+        if rc != 0 {
+            let error = StorageError.other(
+                "the map of \(registryKey) cannot grow to \(newSize) bytes (\(LMDBError(rawValue: rc))); close the store and open it again")
+            state.withLock { $0.failure = error }
+            throw error
+        }
         state.withLock { $0.mapSize = newSize }
     }
 
@@ -446,6 +454,7 @@ public final class LMDBStore: @unchecked Sendable {
         guard !tables.isEmpty else { return }
         do {
             while true {
+                if let failure { throw failure }
                 var txn: OpaquePointer?
                 let rc = mdb_txn_begin(handle, nil, 0, &txn)
                 if rc == MDB_MAP_RESIZED {
@@ -473,9 +482,19 @@ public final class LMDBStore: @unchecked Sendable {
     }
 
     /// Adopts a map size that another process set (`MDB_MAP_RESIZED`).
+    /// A failure leaves the environment without a map: it is recorded (``failure``).
     func adoptMapSize() {
         resizeLock.withExclusive {
-            _ = mdb_env_set_mapsize(handle, 0)
+            if failure != nil { return }
+            let rc = mdb_env_set_mapsize(handle, 0)
+            if rc != 0 {
+                state.withLock {
+                    $0.failure = .other(
+                        "the map of \(registryKey) cannot grow to the size another process set (\(LMDBError(rawValue: rc))); close the store and open it again"
+                    )
+                }
+                return
+            }
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             state.withLock { $0.mapSize = info.me_mapsize }
@@ -504,6 +523,7 @@ public final class LMDBStore: @unchecked Sendable {
     public func statistics() throws -> Statistics {
         try resizeLock.withShared {
             if isClosed { throw StorageError.closed }
+            if let failure { throw failure }
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             var stat = MDB_stat()
@@ -521,6 +541,7 @@ public final class LMDBStore: @unchecked Sendable {
     public func sync() throws {
         try resizeLock.withShared {
             if isClosed { throw StorageError.closed }
+            if let failure { throw failure }
             try lmdbCheck(mdb_env_sync(handle, 1), "sync")
         }
     }
@@ -532,6 +553,7 @@ public final class LMDBStore: @unchecked Sendable {
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         try resizeLock.withShared {
             if isClosed { throw StorageError.closed }
+            if let failure { throw failure }
             try lmdbCheck(mdb_env_copy2(handle, destination.path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copy")
         }
     }

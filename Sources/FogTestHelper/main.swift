@@ -7,10 +7,14 @@ do {
     switch arguments.first {
     case "hold-readers" where arguments.count == 3:
         try holdReaders(directory: arguments[1], count: arguments[2])
+    case "grow-under-limit" where arguments.count == 2:
+        try growUnderLimit(directory: arguments[1])
     case "powerloss-workload":
         try await powerLossWorkload(Array(arguments.dropFirst()))
     default:
-        FileHandle.standardError.write(Data("usage: FogTestHelper hold-readers <directory> <count|all> | powerloss-workload ...\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: FogTestHelper hold-readers <directory> <count|all> | grow-under-limit <directory> | powerloss-workload ...\n".utf8)
+        )
         exit(2)
     }
 } catch {

@@ -101,6 +101,29 @@ import Testing
         }
     }
 
+    // MARK: - A map that cannot grow
+
+    @Test func aMapThatCannotGrowFailsTheWriteAndLaterCallsNotTheProcess() async throws {
+        try await withTemporaryDirectory { temporary in
+            let directory = temporary.appending("env")
+            // In a process of its own: it limits its address space so that the map cannot
+            // grow past 64 MiB.
+            let child = try HelperProcess(Self.helper, ["grow-under-limit", directory.path])
+            #expect(try await child.waitForLine(startingWith: "closed") == "closed")
+            #expect(child.wait() == 0, "\(child.printed)")
+            let lines = child.lines
+            #expect(lines.contains { $0.hasPrefix("write failed:") && $0.contains("cannot grow") }, "\(child.printed)")
+            // LMDB unmapped the old map: the read after it throws instead of crashing.
+            #expect(lines.contains { $0.hasPrefix("read failed:") }, "\(child.printed)")
+
+            // Opened again (without the limit), the store has what was committed.
+            let environment = try LMDBStore.open(directory: directory, configuration: .init(tables: ["a"], durability: .none))
+            defer { environment.close() }
+            #expect(try environment.read { try $0.value(forKey: [0, 0, 0, 0], in: environment.table(named: "a")) } == [1])
+            #expect(try environment.read { try $0.count(of: environment.table(named: "a")) } > 10)
+        }
+    }
+
     // MARK: - A data file cut short
 
     @Test func aTruncatedDataFileFailsToOpenWithATypedError() throws {
