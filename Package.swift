@@ -45,6 +45,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // MARK: - Tests
+        // A process the fault tests start and kill (reader slots, power loss); not a product.
+        .executableTarget(name: "FogTestHelper", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB", "CLMDB"], swiftSettings: swiftSettings),
         // Helpers the test targets share (temporary stores and directories, seeded
         // generators, sample records); not a product.
         .target(name: "FogKitTesting", dependencies: ["FogKit"], swiftSettings: swiftSettings),

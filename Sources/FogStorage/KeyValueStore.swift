@@ -45,6 +45,12 @@ public protocol KeyValueStore: AnyObject, Sendable {
     /// and releases the store. Later calls throw ``StorageError/closed``.
     func close()
 
+    /// The durability this store's commits get now. Opens of one store in one process may ask
+    /// for different durabilities; a store that shares its commits among them gives every
+    /// commit the strongest one asked for (`none` < `relaxed` < `durable`), so this is at
+    /// least what the caller's configuration asked for.
+    var durability: StorageDurability { get }
+
     /// Whether ``close()`` has closed the store.
     var isClosed: Bool { get }
 

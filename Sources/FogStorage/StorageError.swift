@@ -15,11 +15,16 @@ public enum StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     case notFound
     /// The entry is already there, or an append came out of order.
     case keyExists
-    /// A resource is exhausted: disk space, reader slots, the size of one
-    /// transaction, the number of tables.
+    /// A resource is exhausted: disk space, the size of one transaction, the number
+    /// of tables.
     case full
-    /// The stored data is damaged.
-    case corrupted
+    /// A resource is exhausted for the moment and the same call may succeed a little
+    /// later: every reader slot is taken, for example, by this process and others. The
+    /// description says which resource.
+    case temporarilyUnavailable(String)
+    /// The stored data is damaged; the description names what is damaged (a file cut
+    /// short, a page of the wrong kind).
+    case corrupted(String)
     /// The key is empty where the store forbids it (see ``KeyValueStore/allowsEmptyKeys``).
     case emptyKey
     /// The key is longer than ``KeyValueStore/maximumKeySize``.
@@ -40,7 +45,8 @@ public enum StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notFound: "not found"
         case .keyExists: "the entry already exists"
         case .full: "a storage resource is exhausted"
-        case .corrupted: "the stored data is corrupted"
+        case .temporarilyUnavailable(let resource): "temporarily unavailable: \(resource); retry later"
+        case .corrupted(let damage): damage.isEmpty ? "the stored data is corrupted" : "the stored data is corrupted: \(damage)"
         case .emptyKey: "empty key"
         case .keyTooLarge: "key too large"
         case .valueTooLarge: "value too large"

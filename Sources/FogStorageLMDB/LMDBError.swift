@@ -72,8 +72,9 @@ public struct LMDBError: Error, Hashable, Sendable, RawRepresentable, CustomStri
         case .environmentClosed: .closed
         case .notFound: .notFound
         case .keyExists: .keyExists
-        case .mapFull, .tablesFull, .readersFull, .transactionFull, .cursorFull, .pageFull: .full
-        case .pageNotFound, .corrupted, .panic: .corrupted
+        case .mapFull, .tablesFull, .transactionFull, .cursorFull, .pageFull: .full
+        case .readersFull: .temporarilyUnavailable("every reader slot of the store is taken")
+        case .pageNotFound, .corrupted, .panic: .corrupted("LMDB: \(description)")
         case .versionMismatch, .invalidFile, .incompatible: .incompatible
         case .badValueSize: .keyTooLarge
         default:

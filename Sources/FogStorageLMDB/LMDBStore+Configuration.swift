@@ -19,8 +19,14 @@ extension LMDBStore {
         /// The largest single step by which the map grows, in bytes. The map doubles
         /// until a step would exceed this, then grows by this much.
         public var maximumGrowthStep: Int
-        /// How many read transactions may be open at once across the process.
+        /// The number of reader slots in the lock file, shared by every process that has
+        /// the store open (LMDB's `maxreaders`). Set by the process that creates the lock
+        /// file; later openers use the size it has.
         public var maximumReaders: Int
+        /// How many read transactions this process keeps open at once, at most: further
+        /// reads wait for one to end rather than fail, and the slots left over stay free
+        /// for other processes. Reads nested in a read of the same thread do not wait.
+        public var maximumConcurrentReads: Int
         /// How commits reach the disk.
         public var durability: Durability
         /// The most write requests the writer commits together in one transaction.
@@ -37,6 +43,7 @@ extension LMDBStore {
             initialMapSize: Int = 64 << 20,
             maximumGrowthStep: Int = 1 << 30,
             maximumReaders: Int = 1024,
+            maximumConcurrentReads: Int = 128,
             durability: Durability = .durable,
             maximumGroupSize: Int = 128,
             createsMissingTables: Bool = true
@@ -46,6 +53,7 @@ extension LMDBStore {
             self.initialMapSize = initialMapSize
             self.maximumGrowthStep = maximumGrowthStep
             self.maximumReaders = maximumReaders
+            self.maximumConcurrentReads = maximumConcurrentReads
             self.durability = durability
             self.maximumGroupSize = maximumGroupSize
             self.createsMissingTables = createsMissingTables

@@ -10,7 +10,8 @@ import Synchronization
 /// Open environments with ``open(directory:configuration:)``. Opening a
 /// directory that this process already has open hands back the same
 /// environment (LMDB forbids opening one file twice in a process); each `open`
-/// is balanced by one ``close()``.
+/// is balanced by one ``close()``. Commits get the strongest ``durability`` that any
+/// open of the environment asked for, so every opener gets at least its own.
 ///
 /// - Reads run synchronously on the caller's thread through ``read(_:)``;
 ///   they never block writers and see a consistent snapshot.
@@ -18,6 +19,10 @@ import Synchronization
 ///   (async) or ``writeAndWait(_:)`` (blocking); concurrent writes are
 ///   committed together (group commit).
 /// - A full map grows by itself and the write is retried.
+/// - At most ``Configuration/maximumConcurrentReads`` reads run at once in the process;
+///   more wait for one to end. Every reader slot taken (by other processes) is
+///   ``StorageError/temporarilyUnavailable(_:)``, and opening clears the slots of
+///   dead processes.
 public final class LMDBStore: @unchecked Sendable {
     /// The directory that holds the environment's files.
     public let directory: URL
@@ -28,6 +33,9 @@ public final class LMDBStore: @unchecked Sendable {
     let resizeLock = ReadWriteLock()
     private let writer = WriterThread()
     private let readerPool = Mutex<[PooledReader]>([])
+    /// One permit per read this process may run at once (reads nested in a read of the
+    /// same thread take none).
+    private let readPermits: DispatchSemaphore
     private let tables: [String: Table]
     private let state = Mutex(State())
     private let registryKey: String
@@ -39,6 +47,11 @@ public final class LMDBStore: @unchecked Sendable {
         var openCount = 1
         var isClosed = false
         var mapSize = 0
+        /// The strongest durability any open asked for: what commits get.
+        var durability = Durability.durable
+        /// Set when the environment can no longer be used safely (a table handle could
+        /// not be opened again); every later call throws it.
+        var failure: StorageError?
     }
 
     // MARK: - Opening and closing
@@ -61,15 +74,17 @@ public final class LMDBStore: @unchecked Sendable {
         while true {
             let outcome = try registry.withLock { registry -> LMDBStore? in
                 if let existing = registry[key] {
-                    let reopened = existing.state.withLock { state -> Bool in
+                    let reopened = try existing.state.withLock { state throws(StorageError) -> Bool in
                         guard !state.isClosed else { return false }
+                        // Before taking a share: a failed open takes none.
+                        try existing.checkTables(configuration.tables)
                         state.openCount += 1
+                        if configuration.durability.strength > state.durability.strength {
+                            state.durability = configuration.durability
+                        }
                         return true
                     }
-                    if reopened {
-                        try existing.openMissingTables(configuration.tables)
-                        return existing
-                    }
+                    if reopened { return existing }
                     // Its last close is still finishing: wait for it outside the lock.
                     return nil
                 }
@@ -87,6 +102,7 @@ public final class LMDBStore: @unchecked Sendable {
         self.directory = directory
         self.configuration = configuration
         self.registryKey = key
+        self.readPermits = DispatchSemaphore(value: max(1, configuration.maximumConcurrentReads))
         var env: OpaquePointer?
         try lmdbCheck(mdb_env_create(&env), "create environment")
         let handle = env!
@@ -95,18 +111,21 @@ public final class LMDBStore: @unchecked Sendable {
         try lmdbCheck(mdb_env_set_maxdbs(handle, MDB_dbi(max(32, configuration.tables.count + 8))))
         try lmdbCheck(mdb_env_set_maxreaders(handle, UInt32(configuration.maximumReaders)))
         try lmdbCheck(mdb_env_set_mapsize(handle, configuration.initialMapSize))
-        var flags = UInt32(MDB_NOTLS)
-        switch configuration.durability {
-        case .durable: break
-        case .relaxed: flags |= UInt32(MDB_NOMETASYNC)
-        case .none: flags |= UInt32(MDB_NOSYNC)
-        }
-        try lmdbCheck(mdb_env_open(handle, key, flags, 0o644), "open \(key)")
+        // A more durable open of the same directory later changes the sync flags, on the
+        // writer thread between commits (`applyDurability`). (LMDB 0.9 ignores sync flags
+        // given to mdb_txn_begin.)
+        try lmdbCheck(
+            mdb_env_open(handle, key, UInt32(MDB_NOTLS) | Self.syncFlags(configuration.durability), 0o644), "open \(key)")
+        // Slots of processes that died while reading would stay taken until every
+        // process closes the store.
         var dead: Int32 = 0
         _ = mdb_reader_check(handle, &dead)
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         let mapSize = info.me_mapsize
+        // Before anything reads a page through the map: a page past the end of the file
+        // would stop the process with SIGBUS.
+        try Self.checkFileLength(handle, info: info, directory: key)
 
         // Open (and create) the tables in one write transaction on this thread;
         // the writer thread is not running yet.
@@ -129,18 +148,45 @@ public final class LMDBStore: @unchecked Sendable {
         self.handle = handle
         self.tables = tables
         closing.enter()
-        state.withLock { $0.mapSize = mapSize }
+        state.withLock {
+            $0.mapSize = mapSize
+            $0.durability = configuration.durability
+        }
         opened = true
         writer.environment = self
         writer.start()
     }
 
-    private func openMissingTables(_ names: [String]) throws {
+    /// Throws when an open of the environment asks for tables it was not first opened with.
+    private func checkTables(_ names: [String]) throws(StorageError) {
         let missing = names.filter { tables[$0] == nil }
-        precondition(
-            missing.isEmpty,
-            "FogStorage misuse: environment \(registryKey) reopened asking for tables \(missing) it was not opened with"
-        )
+        guard missing.isEmpty else {
+            throw .other(
+                "FogStorage misuse: environment \(registryKey) opened again asking for tables \(missing) it was not first opened with; close it first"
+            )
+        }
+    }
+
+    /// Throws ``StorageError/corrupted(_:)`` when `data.mdb` is shorter than the pages its
+    /// last committed transaction uses: the file was cut short (a truncated copy, a full
+    /// disk while copying), and reading those pages through the map would crash.
+    private static func checkFileLength(_ handle: OpaquePointer, info: MDB_envinfo, directory: String) throws(StorageError) {
+        var stat = MDB_stat()
+        try lmdbCheck(mdb_env_stat(handle, &stat), "stat \(directory)")
+        let path = directory + "/data.mdb"
+        let length: Int
+        do {
+            length = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        } catch {
+            throw .other("cannot read the size of \(path): \(error)")
+        }
+        let pageSize = Int(stat.ms_psize)
+        let needed = (info.me_last_pgno + 1) * pageSize
+        if length < needed {
+            throw .corrupted(
+                "\(directory)/data.mdb is \(length) bytes long, but its last committed transaction (\(info.me_last_txnid)) uses \(info.me_last_pgno + 1) pages of \(pageSize) bytes (\(needed) bytes): the file was cut short"
+            )
+        }
     }
 
     /// Balances one ``open(directory:configuration:)``. The last close finishes the
@@ -176,6 +222,33 @@ public final class LMDBStore: @unchecked Sendable {
     /// Whether ``close()`` has closed the environment.
     public var isClosed: Bool { state.withLock { $0.isClosed } }
 
+    /// How commits reach the disk: the strongest durability that any open of the
+    /// environment asked for (``configuration`` holds the first open's). Every opener
+    /// gets at least the durability it asked for.
+    public var durability: Durability { state.withLock { $0.durability } }
+
+    /// The environment flags that give commits `durability`.
+    static func syncFlags(_ durability: Durability) -> UInt32 {
+        switch durability {
+        case .durable: 0
+        case .relaxed: UInt32(MDB_NOMETASYNC)
+        case .none: UInt32(MDB_NOSYNC)
+        }
+    }
+
+    /// Sets the environment's sync flags for `durability`. Only on the writer thread,
+    /// between commits: a commit reads the flags twice (to sync the data pages, to write
+    /// the meta page), and changing them in between could make the meta page durable
+    /// before the pages it points at.
+    func applyDurability(_ durability: Durability) {
+        _ = mdb_env_set_flags(handle, UInt32(MDB_NOSYNC | MDB_NOMETASYNC), 0)
+        let flags = Self.syncFlags(durability)
+        if flags != 0 { _ = mdb_env_set_flags(handle, flags, 1) }
+    }
+
+    /// The error every call throws once the environment cannot be used safely, if any.
+    var failure: StorageError? { state.withLock { $0.failure } }
+
     // MARK: - Tables
 
     /// The table named `name`, which must be one of ``Configuration/tables``.
@@ -192,14 +265,32 @@ public final class LMDBStore: @unchecked Sendable {
     ///
     /// Keep the closure short and synchronous: it holds a reader slot and pins
     /// the snapshot's pages. Do not wait for a write inside it.
+    ///
+    /// When ``Configuration/maximumConcurrentReads`` reads are running, waits for one to
+    /// end (a read nested in a read of the same thread does not wait).
+    ///
+    /// - Throws: ``StorageError/temporarilyUnavailable(_:)`` when other processes hold
+    ///   every reader slot of the store.
     @inline(__always)
     public func read<R>(_ body: (LMDBReadTransaction) throws -> R) throws -> R {
+        let outermost = ReadDepth.enter()
+        if outermost { readPermits.wait() }
+        defer {
+            if outermost { readPermits.signal() }
+            ReadDepth.leave()
+        }
         resizeLock.lockShared()
         defer { resizeLock.unlock() }
         let txn = try acquireReader()
         defer {
             mdb_txn_reset(txn)
-            readerPool.withLock { $0.append(PooledReader(txn: txn)) }
+            let kept = readerPool.withLock { pool -> Bool in
+                guard pool.count < configuration.maximumConcurrentReads else { return false }
+                pool.append(PooledReader(txn: txn))
+                return true
+            }
+            // Nested reads can leave more than the pool keeps: give their slots back.
+            if !kept { mdb_txn_abort(txn) }
         }
         return try body(LMDBReadTransaction(txn: txn, environment: self))
     }
@@ -207,8 +298,11 @@ public final class LMDBStore: @unchecked Sendable {
     /// Takes a reset read transaction from the pool and renews it, or begins a
     /// new one. The caller holds `resizeLock` shared.
     private func acquireReader() throws(StorageError) -> OpaquePointer {
-        if state.withLock({ $0.isClosed }) { throw .closed }
+        var fullAttempts = 0
         while true {
+            let (closed, failure) = state.withLock { ($0.isClosed, $0.failure) }
+            if closed { throw .closed }
+            if let failure { throw failure }
             if let txn = readerPool.withLock({ $0.popLast() })?.txn {
                 let rc = mdb_txn_renew(txn)
                 if rc == 0 { return txn }
@@ -223,6 +317,24 @@ public final class LMDBStore: @unchecked Sendable {
             let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
             if rc == MDB_MAP_RESIZED {
                 try adoptMapSizeWhileReading()
+                continue
+            }
+            if rc == MDB_READERS_FULL {
+                // Other processes hold the slots this one does not: clear those of dead
+                // processes, and wait a little for live ones to end their reads.
+                var dead: Int32 = 0
+                _ = mdb_reader_check(handle, &dead)
+                fullAttempts += 1
+                if dead > 0 { continue }
+                if fullAttempts > 20 {
+                    var slots: UInt32 = 0
+                    mdb_env_get_maxreaders(handle, &slots)
+                    throw .temporarilyUnavailable(
+                        "every one of the \(slots) reader slots of \(registryKey)/lock.mdb is taken, by this process and others")
+                }
+                resizeLock.unlock()
+                usleep(UInt32(min(fullAttempts, 10)) * 1000)
+                resizeLock.lockShared()
                 continue
             }
             try lmdbCheck(rc, "begin read transaction")
@@ -307,17 +419,27 @@ public final class LMDBStore: @unchecked Sendable {
 
     /// Grows the map after `MDB_MAP_FULL`. Called on the writer thread with no
     /// write transaction open.
-    func growMap() {
-        resizeLock.withExclusive {
-            var info = MDB_envinfo()
-            mdb_env_info(handle, &info)
-            let current = info.me_mapsize
-            let step = min(current, configuration.maximumGrowthStep)
-            let newSize = current + max(step, 1 << 20)
-            let rc = mdb_env_set_mapsize(handle, newSize)
-            precondition(rc == 0, "FogStorage: cannot grow the map to \(newSize) bytes: \(LMDBError(rawValue: rc))")
-            state.withLock { $0.mapSize = newSize }
+    ///
+    /// - Throws: the ``StorageError`` of LMDB's failure (the address space is
+    ///   exhausted, for example). LMDB has then unmapped the old map without mapping a new
+    ///   one, so the environment records the failure (``failure``) and every later call
+    ///   throws it until the store is closed and opened again.
+    func growMap() throws(StorageError) {
+        resizeLock.lockExclusive()
+        defer { resizeLock.unlock() }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        let current = info.me_mapsize
+        let step = min(current, configuration.maximumGrowthStep)
+        let newSize = current + max(step, 1 << 20)
+        let rc = mdb_env_set_mapsize(handle, newSize)
+        if rc != 0 {
+            let error = StorageError.other(
+                "the map of \(registryKey) cannot grow to \(newSize) bytes (\(LMDBError(rawValue: rc))); close the store and open it again")
+            state.withLock { $0.failure = error }
+            throw error
         }
+        state.withLock { $0.mapSize = newSize }
     }
 
     /// Opens again the tables whose handles a rolled-back ``LMDBWriteTransaction/replaceWithEmpty(_:)``
@@ -325,33 +447,54 @@ public final class LMDBStore: @unchecked Sendable {
     /// transaction that created it again closes the new one, while the table itself is
     /// still there: open it in a transaction of its own, under the same handle (the one
     /// free slot). Called on the writer thread with no write transaction open.
+    ///
+    /// When that fails, the environment cannot serve those tables any more: every later
+    /// call throws the error (``failure``), until the environment is closed and opened again.
     func reopenTables(_ tables: [Table]) {
         guard !tables.isEmpty else { return }
-        while true {
-            var txn: OpaquePointer?
-            let rc = mdb_txn_begin(handle, nil, 0, &txn)
-            if rc == MDB_MAP_RESIZED {
-                adoptMapSize()
-                continue
+        do {
+            while true {
+                if let failure { throw failure }
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, 0, &txn)
+                if rc == MDB_MAP_RESIZED {
+                    adoptMapSize()
+                    continue
+                }
+                try lmdbCheck(rc, "begin a transaction to reopen \(tables)")
+                for table in tables {
+                    var dbi: MDB_dbi = 0
+                    let rc = mdb_dbi_open(txn, table.name, 0, &dbi)
+                    if rc != 0 || dbi != table.identifier {
+                        mdb_txn_abort(txn)
+                        throw StorageError.other(
+                            "cannot reopen table \(table) as handle \(table.identifier) (got \(dbi)): \(LMDBError(rawValue: rc))")
+                    }
+                }
+                try lmdbCheck(mdb_txn_commit(txn), "reopen \(tables)")
+                return
             }
-            precondition(rc == 0, "FogStorage: cannot begin a transaction to reopen \(tables): \(LMDBError(rawValue: rc))")
-            for table in tables {
-                var dbi: MDB_dbi = 0
-                let rc = mdb_dbi_open(txn, table.name, 0, &dbi)
-                precondition(
-                    rc == 0 && dbi == table.identifier,
-                    "FogStorage: cannot reopen table \(table) as handle \(table.identifier) (got \(dbi)): \(LMDBError(rawValue: rc))")
+        } catch {
+            state.withLock {
+                $0.failure = .other("the store in \(registryKey) must be closed and opened again: \(error)")
             }
-            let commit = mdb_txn_commit(txn)
-            precondition(commit == 0, "FogStorage: cannot reopen \(tables): \(LMDBError(rawValue: commit))")
-            return
         }
     }
 
     /// Adopts a map size that another process set (`MDB_MAP_RESIZED`).
+    /// A failure leaves the environment without a map: it is recorded (``failure``).
     func adoptMapSize() {
         resizeLock.withExclusive {
-            _ = mdb_env_set_mapsize(handle, 0)
+            if failure != nil { return }
+            let rc = mdb_env_set_mapsize(handle, 0)
+            if rc != 0 {
+                state.withLock {
+                    $0.failure = .other(
+                        "the map of \(registryKey) cannot grow to the size another process set (\(LMDBError(rawValue: rc))); close the store and open it again"
+                    )
+                }
+                return
+            }
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             state.withLock { $0.mapSize = info.me_mapsize }
@@ -380,6 +523,7 @@ public final class LMDBStore: @unchecked Sendable {
     public func statistics() throws -> Statistics {
         try resizeLock.withShared {
             if isClosed { throw StorageError.closed }
+            if let failure { throw failure }
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             var stat = MDB_stat()
@@ -397,6 +541,7 @@ public final class LMDBStore: @unchecked Sendable {
     public func sync() throws {
         try resizeLock.withShared {
             if isClosed { throw StorageError.closed }
+            if let failure { throw failure }
             try lmdbCheck(mdb_env_sync(handle, 1), "sync")
         }
     }
@@ -408,6 +553,7 @@ public final class LMDBStore: @unchecked Sendable {
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         try resizeLock.withShared {
             if isClosed { throw StorageError.closed }
+            if let failure { throw failure }
             try lmdbCheck(mdb_env_copy2(handle, destination.path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copy")
         }
     }

@@ -30,8 +30,15 @@ extension Container {
         public let containerIdentifier: String
         /// The directory that holds the store.
         public let directory: URL
-        /// The options the administrator was opened with (and gives the containers it makes).
-        public let configuration: Configuration
+        /// The options the administrator was opened with (and gives the containers it makes),
+        /// with the durability its commits get: the one it asked for, or a stronger one
+        /// that another container of this process opened the same directory with.
+        public var configuration: Configuration {
+            var configuration = requestedConfiguration
+            configuration.durability = Container.Durability(engine.effectiveDurability)
+            return configuration
+        }
+        private let requestedConfiguration: Configuration
 
         let engine: StoreEngine
         private let closed = ClosedFlag()
@@ -50,7 +57,7 @@ extension Container {
             }
             containerIdentifier = identifier
             self.directory = directory
-            self.configuration = configuration
+            self.requestedConfiguration = configuration
             engine = try StoreEngine(
                 directory: directory, identifier: identifier, durability: configuration.durability.storage, caller: .administrator)
         }
@@ -61,7 +68,7 @@ extension Container {
         public func container(user: String? = Container.defaultUser, configuration: Configuration? = nil) throws -> Container {
             try checkOpen()
             return try Container(
-                identifier: containerIdentifier, directory: directory, user: user, configuration: configuration ?? self.configuration,
+                identifier: containerIdentifier, directory: directory, user: user, configuration: configuration ?? requestedConfiguration,
                 advisor: engine.indexes.advisor)
         }
 

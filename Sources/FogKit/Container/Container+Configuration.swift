@@ -9,7 +9,8 @@ extension Container {
         /// Data is flushed but the last commit's meta page may not be: a system crash
         /// may lose the last commit, never corrupt the store.
         case relaxed
-        /// Nothing is flushed; a system crash may lose recent commits. For tests and bulk loads.
+        /// Nothing is flushed: a power loss or system crash may lose every commit the system
+        /// has not written back yet, and may damage the store. For tests and bulk loads.
         case none
 
         var storage: StorageDurability {
@@ -77,6 +78,17 @@ extension Container {
             self.environment = environment
             self.changeFeeds = changeFeeds
             self.tombstoneRetention = tombstoneRetention
+        }
+    }
+}
+
+extension Container.Durability {
+    /// The durability of the store's form `storage`.
+    init(_ storage: StorageDurability) {
+        switch storage {
+        case .durable: self = .durable
+        case .relaxed: self = .relaxed
+        case .none: self = .none
         }
     }
 }

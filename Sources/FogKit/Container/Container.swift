@@ -19,8 +19,8 @@ import Synchronization
 /// ```
 ///
 /// Several containers may open the same directory in one process, for the same
-/// or different users; they share one open store (the first opener's
-/// durability applies until every container on the directory has closed).
+/// or different users; they share one open store, whose commits get the strongest
+/// durability any of them asked for (``configuration`` tells which).
 public final class Container: Sendable {
     /// The container's identifier, such as `"iCloud.com.example.notes"`.
     public let containerIdentifier: String?
@@ -28,8 +28,16 @@ public final class Container: Sendable {
     public let directory: URL
     /// The identity the container was opened for, or `nil` for nobody.
     public let userIdentity: String?
-    /// The options the container was opened with.
-    public let configuration: Configuration
+    /// The options the container was opened with, with the durability its commits get:
+    /// the one it asked for, or a stronger one when another container or administrator
+    /// of this process has the same directory open with a stronger one (commits of one
+    /// store are shared, so they get the strongest durability asked for).
+    public var configuration: Configuration {
+        var configuration = requestedConfiguration
+        configuration.durability = Container.Durability(engine.effectiveDurability)
+        return configuration
+    }
+    private let requestedConfiguration: Configuration
 
     let engine: StoreEngine
     private let closed = ClosedFlag()
@@ -79,7 +87,7 @@ public final class Container: Sendable {
         self.containerIdentifier = identifier
         self.directory = directory
         self.userIdentity = user
-        self.configuration = configuration
+        self.requestedConfiguration = configuration
         // The caller's kind is all opening asks the policy (only the administrator migrates).
         let engine = try StoreEngine(
             directory: directory, identifier: identifier, durability: configuration.durability.storage, caller: Caller(user: user),

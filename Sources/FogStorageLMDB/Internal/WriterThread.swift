@@ -24,6 +24,8 @@ final class WriterThread: @unchecked Sendable {
     private let completionKey = DispatchSpecificKey<Bool>()
     private let started = DispatchSemaphore(value: 0)
     unowned(unsafe) var environment: LMDBStore!
+    /// The durability the environment's sync flags give; only the writer thread changes them.
+    private var appliedDurability: StorageDurability?
     private(set) var threadID: pthread_t?
 
     /// Commits performed, and requests committed, for statistics.
@@ -79,6 +81,7 @@ final class WriterThread: @unchecked Sendable {
 
     private func run() {
         let limit = max(1, environment.configuration.maximumGroupSize)
+        appliedDurability = environment.configuration.durability
         while true {
             condition.lock()
             while queue.isEmpty && !stopping { condition.wait() }
@@ -113,6 +116,13 @@ final class WriterThread: @unchecked Sendable {
     private func commit(_ jobs: [WriteJob]) -> [Result<Void, any Error>] {
         let env = environment!
         while true {
+            if let failure = env.failure { return Array(repeating: .failure(failure), count: jobs.count) }
+            // A more durable open since the last commit: sync from this commit on.
+            let durability = env.durability
+            if durability != appliedDurability {
+                env.applyDurability(durability)
+                appliedDurability = durability
+            }
             var parent: OpaquePointer?
             let rc = mdb_txn_begin(env.handle, nil, 0, &parent)
             if rc == MDB_MAP_RESIZED {
@@ -182,14 +192,14 @@ final class WriterThread: @unchecked Sendable {
             if mapFull {
                 mdb_txn_abort(parent)
                 env.reopenTables(recreated)
-                env.growMap()
+                do { try env.growMap() } catch { return Array(repeating: .failure(error), count: jobs.count) }
                 continue
             }
             let commitCode = mdb_txn_commit(parent)
             // A failed commit has rolled the transaction back.
             if commitCode != 0 { env.reopenTables(recreated) }
             if commitCode == MDB_MAP_FULL {
-                env.growMap()
+                do { try env.growMap() } catch { return Array(repeating: .failure(error), count: jobs.count) }
                 continue
             }
             if commitCode != 0 {

@@ -64,6 +64,10 @@ final class Engine<Store: KeyValueStore>: Sendable {
         }
     }
 
+    /// The durability the store's commits get: the strongest one any open of its directory in
+    /// this process asked for, at least the one this engine asked for.
+    var effectiveDurability: StorageDurability { core.store.durability }
+
     /// The policy every access decision asks, here and in every service.
     var access: AccessPolicy { .standard }
 
@@ -130,7 +134,15 @@ extension FogError {
         case let e as StorageError where e == .closed:
             return FogError(.internalError, message: "the container is closed", underlyingError: e)
         case let e as StorageError:
-            return FogError(.internalError, message: "storage error: \(e)", underlyingError: e)
+            switch e {
+            case .temporarilyUnavailable:
+                // Retryable: another read ends, or another process, within moments.
+                return FogError(.serviceUnavailable, message: "the store is busy: \(e)", retryAfterSeconds: 1, underlyingError: e)
+            case .corrupted:
+                return FogError(.internalError, message: "the store is damaged: \(e)", underlyingError: e)
+            default:
+                return FogError(.internalError, message: "storage error: \(e)", underlyingError: e)
+            }
         case let e as FormatError:
             return FogError(.internalError, message: e.description, underlyingError: e)
         default:

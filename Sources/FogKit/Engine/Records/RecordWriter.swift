@@ -197,7 +197,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let destination = assetDirectory.appendingPathComponent(name)
         do {
             try FileManager.default.copyItem(at: url, to: destination)
-            if core.durability != .none { try Self.flush(destination) }
+            if core.store.durability != .none { try Self.flush(destination) }
             let size = (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.int64Value ?? 0
             return Asset(storedName: name, size: size, directory: assetDirectory)
         } catch {

@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+
+/// A running `FogTestHelper` (or `fog`) process, built beside the test bundle: the tests
+/// start one to share a store with them, read what it prints, and kill it.
+public final class HelperProcess: Sendable {
+    private let process: Process
+    private let output = Output()
+
+    private final class Output: Sendable {
+        let data = Mutex(Data())
+    }
+
+    /// The executable named `name` in the directory of the test bundle (where SwiftPM
+    /// builds every executable of the package).
+    public static func executable(_ name: String) -> URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+    }
+
+    /// Starts `executable` with `arguments` and `environment` added to this process's.
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        self.process = process
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+            } else {
+                output.data.withLock { $0.append(data) }
+            }
+        }
+        try process.run()
+    }
+
+    /// Everything the process has printed so far.
+    public var printed: String { String(decoding: output.data.withLock { $0 }, as: UTF8.self) }
+
+    /// The lines printed so far (complete lines only).
+    public var lines: [Substring] {
+        let text = printed
+        guard let end = text.lastIndex(of: "\n") else { return [] }
+        return text[..<end].split(separator: "\n")
+    }
+
+    /// Waits until a printed line starts with `prefix` and returns it, or returns `nil`
+    /// when the process exits or `timeout` seconds pass first.
+    public func waitForLine(startingWith prefix: String, timeout: TimeInterval = 60) async throws -> String? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < timeout {
+            if let line = lines.first(where: { $0.hasPrefix(prefix) }) { return String(line) }
+            if !process.isRunning {
+                // Let the last output arrive.
+                try await Task.sleep(for: .milliseconds(50))
+                return lines.first(where: { $0.hasPrefix(prefix) }).map(String.init)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    /// Whether the process is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Kills the process with SIGKILL, as a crash would, and waits for it to end.
+    public func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Waits for the process to exit and returns its status.
+    public func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { kill() }
+}
