@@ -35,6 +35,10 @@ struct RecordWriter<Store: KeyValueStore>: EngineService {
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
         atomic: Bool, limits: RequestLimits, context: DatabaseContext, clientChangeTokenData: Data? = nil
     ) throws -> ModifyOutcome {
+        if let clientChangeTokenData {
+            try Validation.blobSize(
+                clientChangeTokenData, "clientChangeTokenData", limit: Validation.maximumClientChangeTokenDataSize)
+        }
         var request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
             context: context)

@@ -7,6 +7,18 @@ enum Validation {
     static let maximumRecordSize = 1_000_000
     /// The most `deleteSelf` references that may point at one record.
     static let maximumDeleteSelfReferences = 750
+    /// The largest `clientChangeTokenData` of a modify request (CloudKit documents none).
+    static let maximumClientChangeTokenDataSize = 65_536
+    /// The largest change token a caller may give back: every token FogKit makes is far
+    /// smaller (a few varints, an incarnation and an owner name of at most 255 bytes).
+    static let maximumChangeTokenSize = 1_024
+
+    /// A caller-supplied blob within its documented size, or `limitExceeded`.
+    static func blobSize(_ data: Data, _ what: String, limit: Int) throws(FogError) {
+        guard data.count <= limit else {
+            throw FogError(.limitExceeded, message: "\(what) is \(data.count) bytes; the limit is \(limit)")
+        }
+    }
 
     /// Property names of `Record` that may not be used as field keys.
     static let reservedFieldKeys: Set<String> = [
