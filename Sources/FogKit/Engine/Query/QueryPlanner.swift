@@ -56,6 +56,12 @@ extension QueryExecutor {
         names: inout NameResolver<Store>
     ) throws -> PreparedQuery {
         try Validation.recordType(query.recordType)
+        // CloudKit cannot query user records (reference §1.4): they are fetched by ID.
+        guard query.recordType != Record.SystemType.userRecord else {
+            throw FogError(
+                .invalidArguments,
+                message: "records of type Users cannot be queried; fetch a user record by its ID (Container.userRecordID())")
+        }
         let requested = fixedOrder ?? (query.sortDescriptors ?? [])
         let typeID = try names.id(query.recordType)
         var resolver = names
