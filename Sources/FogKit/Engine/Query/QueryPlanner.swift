@@ -275,9 +275,15 @@ extension QueryExecutor {
         // an inclusive upper bound takes them all.
         // (`l FF` is above every row of `l`, whose next byte is an Int64 tag, and below the
         // values that continue `l` with an escaped NUL, `l 00 FF …`, which are greater.)
+        // A truncated bound (a long value, `IndexValue.maximumKeptLength`) stands for every
+        // value that shares its prefix, some above and some below the constant: the range
+        // takes its whole key, exclusive or not, and the evaluator decides.
         if let l = lower, !lowerInclusive {
-            lower = l + [0xFF]
+            lower = IndexValue.isTruncatedElement(l) ? l : l + [0xFF]
             lowerInclusive = true
+        }
+        if let u = upper, !upperInclusive, IndexValue.isTruncatedElement(u) {
+            upperInclusive = true
         }
         if let u = upper, upperInclusive {
             upper = ScanRange.successor(ofPrefix: u)
@@ -288,10 +294,12 @@ extension QueryExecutor {
             describe: condition.formatted, ordered: true)
     }
 
-    /// The tuple bytes every string starting with `prefix` starts with.
+    /// The tuple bytes every string starting with `prefix` starts with: its element without
+    /// the terminator, or for a long prefix the truncated element without its marker (every
+    /// string that starts with a long prefix has that truncated element).
     static func stringPrefix(_ prefix: String) -> [UInt8] {
         var bytes = IndexValue.string(prefix).encoded
-        bytes.removeLast()  // the terminator
+        bytes.removeLast()  // the terminator, or the truncation marker
         return bytes
     }
 
