@@ -137,7 +137,7 @@ enum Validation {
     /// What is wrong with a location, or `nil`: coordinates out of range, or any of its
     /// numbers (altitude, accuracies, course, speed, timestamp) not finite.
     static func locationProblem(_ l: Location) -> String? {
-        guard l.isValid else { return "location <\(l.latitude),\(l.longitude)> is out of range or not finite" }
+        guard l.isValid else { return "location <\(l.latitude),\(l.longitude)> is not a valid coordinate (out of range or not finite)" }
         let numbers: [(String, Double)] = [
             ("altitude", l.altitude), ("horizontalAccuracy", l.horizontalAccuracy), ("verticalAccuracy", l.verticalAccuracy),
             ("course", l.course), ("speed", l.speed), ("timestamp", l.timestamp.timeIntervalSinceReferenceDate),
