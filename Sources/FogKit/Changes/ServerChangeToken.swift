@@ -12,7 +12,9 @@ import Foundation
 /// created again, when the deletions since it were pruned (see
 /// ``Container/Configuration/tombstoneRetention``), or when it comes from another copy of the
 /// store (a backup made with ``Container/Administrator/backup(to:)`` is a new copy). Start again from a
-/// `nil` token then. Bytes that are not a token fail with ``FogError/Code/invalidArguments``.
+/// `nil` token then. Bytes that are not a token fail with ``FogError/Code/invalidArguments``,
+/// and more than 1,024 bytes (more than any token FogKit makes) with
+/// ``FogError/Code/limitExceeded``, before they are read.
 ///
 /// Like `CKServerChangeToken`, a token supports `NSSecureCoding`, so the usual way of keeping
 /// one works unchanged:
@@ -121,6 +123,8 @@ struct ChangeTokenContent: Equatable {
 
     /// Reads a token, or throws `invalidArguments` when the bytes are not one.
     init(_ token: ServerChangeToken, expected: Kind) throws(FogError) {
+        // Checked before the bytes are copied: a token larger than any FogKit makes.
+        try Validation.blobSize(token.data, "the change token", limit: Validation.maximumChangeTokenSize)
         let bytes = [UInt8](token.data)
         let corrupt = FogError(
             .invalidArguments, message: "the change token is corrupt (\(bytes.count) bytes that are not a FogKit change token)")

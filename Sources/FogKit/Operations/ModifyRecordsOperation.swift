@@ -22,8 +22,14 @@ public final class ModifyRecordsOperation: DatabaseOperation, @unchecked Sendabl
     public var savePolicy: RecordSavePolicy = .ifServerRecordUnchanged
     /// Whether each atomic zone's changes apply all or nothing; `true` by default.
     public var isAtomic = true
-    /// An opaque token the store keeps per zone and echoes in change feeds.
+    /// An opaque token the store keeps per zone and echoes in change feeds; at most
+    /// ``maximumClientChangeTokenDataSize`` bytes, or the operation fails with
+    /// ``FogError/Code/limitExceeded``.
     public var clientChangeTokenData: Data?
+
+    /// The largest ``clientChangeTokenData``: 65,536 bytes. CloudKit documents no limit; a
+    /// token is meant to be small (a counter or an identifier), and the store keeps one per zone.
+    public static let maximumClientChangeTokenDataSize = Validation.maximumClientChangeTokenDataSize
 
     /// Called with each record to save and its progress (FogKit reports 1.0 once the record is processed).
     public var perRecordProgressBlock: ((Record, Double) -> Void)?

@@ -57,7 +57,7 @@ enum PredicateArguments {
         case let v as Float: return .scalar(try PredicateRules.number(Double(v)))
         case let v as Date: return try PredicateRules.operand(.date(v))
         case let v as Data: return .scalar(.constant(.bytes(v)))
-        case let v as Location: return .location(v)
+        case let v as Location: return .location(try PredicateRules.location(v))
         case let v as Record.Reference: return .scalar(PredicateRules.reference(v.recordID))
         case let v as Record.ID: return .scalar(PredicateRules.reference(v))
         case let v as Record: return .scalar(PredicateRules.reference(v.recordID))

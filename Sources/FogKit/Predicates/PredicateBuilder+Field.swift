@@ -167,7 +167,13 @@ extension QueryPredicate.Field {
     }
 
     private static func value(_ value: FieldValue, _ construct: String) throws(PredicateViolation) -> PredicateValue {
-        try PredicateRules.scalar(try PredicateRules.operand(value), for: construct)
+        let operand: PredicateOperand
+        do throws(PredicateViolation) {
+            operand = try PredicateRules.operand(value)
+        } catch {
+            throw PredicateViolation("the value of \(construct): \(error.message)")
+        }
+        return try PredicateRules.scalar(operand, for: construct)
     }
 
     private static func values<Value: RecordValueProtocol>(

@@ -65,11 +65,12 @@ enum PredicateRules {
         case .double(let d): return .scalar(try number(d))
         case .date(let date):
             let seconds = date.timeIntervalSinceReferenceDate
-            guard seconds.isFinite else { throw PredicateViolation("the date \(date) is not finite") }
+            // (Not `\(date)`: Foundation traps when it prints a NaN date.)
+            guard seconds.isFinite else { throw PredicateViolation("the date \(seconds) seconds since 2001 is not finite") }
             // -0.0 is the same instant as 0.0; keep one spelling so the canonical text is stable.
             return .scalar(.constant(.date(seconds == 0 ? Date(timeIntervalSinceReferenceDate: 0) : date)))
         case .reference(let reference): return .scalar(self.reference(reference.recordID))
-        case .location(let location): return .location(location)
+        case .location(let location): return .location(try self.location(location))
         case .asset: throw PredicateViolation("assets cannot be used in a predicate")
         case .stringList(let list): return .list(list.map { .scalar(.constant(.string($0))) })
         case .int64List(let list): return .list(list.map { .scalar(.constant(.int64($0))) })
@@ -77,10 +78,17 @@ enum PredicateRules {
         case .bytesList(let list): return .list(list.map { .scalar(.constant(.bytes($0))) })
         case .dateList(let list):
             return .list(try list.map { (d) throws(PredicateViolation) in try operand(.date(d)) })
-        case .locationList(let list): return .list(list.map { .location($0) })
+        case .locationList(let list):
+            return .list(try list.map { (l) throws(PredicateViolation) in .location(try location(l)) })
         case .referenceList(let list): return .list(list.map { .scalar(reference($0.recordID)) })
         case .assetList: throw PredicateViolation("assets cannot be used in a predicate")
         }
+    }
+
+    /// A location operand: finite, in range (see ``Validation/locationProblem(_:)``).
+    static func location(_ location: Location) throws(PredicateViolation) -> Location {
+        if let problem = Validation.locationProblem(location) { throw PredicateViolation(problem) }
+        return location
     }
 
     /// A record ID as a constant: a reference with action `.none`.

@@ -16,6 +16,11 @@ public final class Asset: Sendable, Hashable, CustomStringConvertible {
     let storedSize: Int64
 
     /// Creates an asset from the file at `fileURL`.
+    ///
+    /// The file must be a regular file, or a symbolic link to one, when the record is saved:
+    /// a directory, a FIFO or a device fails the save with ``FogError/Code/invalidArguments``,
+    /// and a missing or unreadable file with ``FogError/Code/assetFileNotFound``, before
+    /// anything is copied.
     public init(fileURL: URL) {
         self.fileURL = fileURL
         self.storedName = nil

@@ -74,14 +74,21 @@ enum IndexEntries {
 
     /// The token entries of the searchable values of a record.
     static func tokenKeys(_ searchable: [FieldValue], zone: Int64, type: Int64) -> [[UInt8]] {
-        TextTokens.tokens(of: searchable).map { token in
+        // A long token is cut as a long value is (`IndexValue.append(to:)`); two long tokens
+        // with one prefix share a key.
+        var keys: [[UInt8]] = []
+        var truncated: Set<[UInt8]> = []
+        for token in TextTokens.tokens(of: searchable) {
             var w = KeyWriter(capacity: 32)
             w.append(zone)
             w.append(type)
             w.append(Layout.tokensField)
-            w.append(token)
-            return w.bytes
+            let value = IndexValue.string(token)
+            value.append(to: &w)
+            if IndexValue.isLong(token.utf8), !truncated.insert(w.bytes).inserted { continue }
+            keys.append(w.bytes)
         }
+        return keys
     }
 
     /// Whether two values of a field have the same index entries for certain. Compares

@@ -19,6 +19,10 @@ final class IndexStore<Store: KeyValueStore>: EngineService {
         self.records = records
         self.advisor = advisor
         indexTable = core.store.table(named: Layout.indexes)
+        // Long values are cut so that every index key fits the store's limit.
+        precondition(
+            Store.maximumKeySize >= IndexValue.largestIndexKey,
+            "the store's keys hold \(Store.maximumKeySize) bytes; index keys need \(IndexValue.largestIndexKey)")
     }
 
     /// The declared indexes of one record type, as `txn` sees them.

@@ -66,7 +66,9 @@ extension Layout {
 
 /// A value as it appears in index keys and order keys. Its tuple encoding orders values as
 /// queries compare them: numbers by value (`-0.0` as `0.0`), strings and references by UTF-8
-/// bytes, dates by time, bytes lexicographically; `null` (a missing value) first.
+/// bytes, dates by time, bytes lexicographically; `null` (a missing value) first. Long
+/// strings and byte strings are cut to a bounded prefix in index keys (``append(to:)``) and
+/// kept whole after it in order keys (``appendOrdered(to:)``).
 enum IndexValue: Hashable, Sendable {
     // Equality and hashing follow the encoding (strings by their bytes, `-0.0` as `0.0`), not
     // Swift's `String ==`, which finds "é" and "e\u{301}" equal although their entries differ.
@@ -116,16 +118,102 @@ enum IndexValue: Hashable, Sendable {
         return values.filter { seen.insert($0).inserted }
     }
 
+    /// Appends the value as index keys hold it: a long string or byte string is cut to a
+    /// bounded prefix (see ``maximumKeptLength``).
     func append(to w: inout KeyWriter) {
         switch self {
         case .null: w.appendNull()
-        case .string(let s): w.append(s)
+        case .string(let s):
+            if !Self.appendTruncated(tag: Self.stringTag, s.utf8, to: &w) { w.append(s) }
         case .int(let i): w.append(i)
         case .double(let d): w.append(d == 0 ? 0.0 : d)
         case .date(let d): w.append(Date(timeIntervalSinceReferenceDate: d == 0 ? 0.0 : d))
-        case .bytes(let b): w.append(bytes: b)
+        case .bytes(let b):
+            if !Self.appendTruncated(tag: Self.bytesTag, b, to: &w) { w.append(bytes: b) }
         case .hash(let h): w.append(h)
         }
+    }
+
+    /// Appends the value as order keys hold it, which order exactly: a long value's index
+    /// element (its bounded prefix and the marker), then its whole element. Values whose index
+    /// elements differ order by them; values that share a truncated element order by the whole
+    /// value after it. Short values are as in ``append(to:)``.
+    func appendOrdered(to w: inout KeyWriter) {
+        append(to: &w)
+        switch self {
+        case .string(let s) where Self.isLong(s.utf8): w.append(s)
+        case .bytes(let b) where Self.isLong(b): w.append(bytes: b)
+        default: break
+        }
+    }
+
+    // MARK: - Long values
+
+    /// The most escaped payload bytes an index key keeps of a string or byte string.
+    ///
+    /// A key of the `indexes` table is at most 28 bytes of prefix (zone, type, field, kind)
+    /// and the value element; LMDB refuses keys above 511 bytes (`maximumKeySize`). A value
+    /// whose escaped payload (each `00` written `00 FF`) is longer is indexed by its first 400
+    /// payload bytes (401 when the 400th starts an escape pair) followed by `FF` instead of the
+    /// `00` terminator: `tag, prefix, FF`, at most 403 bytes. Its order is kept: the element
+    /// sorts after every shorter value it continues and before every value whose payload
+    /// differs later, and values that share the prefix share the key, so a lookup of one finds
+    /// them all and the evaluator keeps the right ones (`Docs/OnDiskFormat.md`).
+    static let maximumKeptLength = 400
+    /// The longest key of the `indexes` table: a prefix of three Int64 elements of at most 9
+    /// bytes and a kind of at most 2, then a truncated element (tag, 401 bytes, marker).
+    static let largestIndexKey = 3 * 9 + 2 + maximumKeptLength + 3
+    static let stringTag: UInt8 = 0x02
+    static let bytesTag: UInt8 = 0x01
+    /// The byte that ends a truncated element in place of the terminator.
+    static let truncationMarker: UInt8 = 0xFF
+
+    /// Whether a payload's escaped length is above ``maximumKeptLength``.
+    static func isLong(_ payload: some Collection<UInt8>) -> Bool {
+        let count = payload.count
+        if count <= maximumKeptLength / 2 { return false }
+        if count > maximumKeptLength { return true }
+        return count + payload.lazy.filter { $0 == 0 }.count > maximumKeptLength
+    }
+
+    /// Appends `tag`, the payload's escaped prefix and the marker when the payload is long;
+    /// returns whether it did.
+    private static func appendTruncated(tag: UInt8, _ payload: some Collection<UInt8>, to w: inout KeyWriter) -> Bool {
+        guard isLong(payload) else { return false }
+        w.appendRawByte(tag)
+        var kept = 0
+        for byte in payload {
+            w.appendRawByte(byte)
+            kept += 1
+            if byte == 0 {
+                w.appendRawByte(0xFF)
+                kept += 1
+            }
+            if kept >= maximumKeptLength { break }
+        }
+        w.appendRawByte(truncationMarker)
+        return true
+    }
+
+    /// Whether an index element (the bytes after a field's value prefix) is a truncated one.
+    static func isTruncatedElement(_ element: some BidirectionalCollection<UInt8>) -> Bool {
+        guard let first = element.first, first == stringTag || first == bytesTag else { return false }
+        return element.count > 2 && element.last == truncationMarker
+    }
+
+    /// The index element of an order-key element written by ``appendOrdered(to:)``: the
+    /// element itself when short, the truncated element that precedes the whole value when
+    /// long; `nil` when the bytes are neither (a damaged or forged cursor).
+    static func indexElement(ofOrdered element: [UInt8]) -> [UInt8]? {
+        guard let first = element.first, first == stringTag || first == bytesTag, element.count > maximumKeptLength + 3 else {
+            return element
+        }
+        var i = 1
+        while i - 1 < maximumKeptLength, i < element.count {
+            i += element[i] == 0 ? 2 : 1
+        }
+        guard i < element.count, element[i] == truncationMarker else { return nil }
+        return Array(element[...i])
     }
 
     /// Values longer than this many bytes are hashed in queryable-only indexes.

@@ -14,7 +14,10 @@ enum GeoGrid {
         (row(location.latitude), column(location.longitude))
     }
 
-    static func row(_ latitude: Double) -> Int64 { Int64(((latitude + 90) * cellsPerDegree).rounded(.down)) }
+    /// The row of a latitude. Records and predicates never hold a coordinate that is not
+    /// finite (``Validation/locationProblem(_:)``); should one come from a damaged store, it
+    /// takes row 0 rather than trap.
+    static func row(_ latitude: Double) -> Int64 { cellIndex((latitude + 90) * cellsPerDegree) }
 
     /// The column of a longitude; 180° is the same meridian as -180°, column 0.
     static func column(_ longitude: Double) -> Int64 {
@@ -22,7 +25,13 @@ enum GeoGrid {
         return c >= columns ? c - columns : c
     }
 
-    private static func rawColumn(_ longitude: Double) -> Int64 { Int64(((longitude + 180) * cellsPerDegree).rounded(.down)) }
+    private static func rawColumn(_ longitude: Double) -> Int64 { cellIndex((longitude + 180) * cellsPerDegree) }
+
+    /// `Int64(x.rounded(.down))`, with 0 for a value that is not finite or is out of range.
+    private static func cellIndex(_ x: Double) -> Int64 {
+        guard x.isFinite, abs(x) < 1e15 else { return 0 }
+        return Int64(x.rounded(.down))
+    }
 
     static let columns: Int64 = 3600
     static let lastRow = row(90)

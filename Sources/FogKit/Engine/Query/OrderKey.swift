@@ -29,7 +29,7 @@ struct OrderKey {
                     w.append(Double.infinity)
                 }
             } else {
-                (record.value(forKey: sort.key).flatMap(IndexValue.init) ?? .null).append(to: &w)
+                (record.value(forKey: sort.key).flatMap(IndexValue.init) ?? .null).appendOrdered(to: &w)
             }
             if !sort.ascending {
                 w.complement(from: start)

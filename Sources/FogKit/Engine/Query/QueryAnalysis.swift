@@ -174,7 +174,14 @@ struct QueryAnalysis {
             throw FogError(.invalidArguments, message: "cannot sort by \(key)")
         }
         let type = try fieldType(system, types: types)
-        if sort.relativeLocation != nil {
+        if let center = sort.relativeLocation {
+            guard center.isValid else {
+                throw FogError(
+                    .invalidArguments,
+                    message:
+                        "the sort by distance on '\(key)' has relative location <\(center.latitude),\(center.longitude)>, which is out of range or not finite"
+                )
+            }
             if let type, type != .location {
                 throw FogError(.invalidArguments, message: "a location sort needs a location field; '\(key)' holds \(type.name) values")
             }

@@ -247,7 +247,16 @@ struct QueryRun<Store: KeyValueStore> {
                     try take(row, buffer)
                 }
             } else {
-                try streamInOrder(after: position) { row in
+                // The order key of a candidate that matches: how rows sharing a truncated index
+                // key (long values) are put in order.
+                func keyIfMatching(_ row: Int64) throws -> [UInt8]? {
+                    let key = try executor.records.withRecord(row, in: txn) { buffer -> [UInt8]? in
+                        guard let fields = try matchesView(buffer) else { return nil }
+                        return orderKey.key(for: fields, row: row)
+                    }
+                    return key ?? nil
+                }
+                try streamInOrder(after: position, keyIfMatching: keyIfMatching) { row in
                     try executor.records.withRecord(row, in: txn) { try take(row, $0) } ?? true
                 }
             }
@@ -327,19 +336,69 @@ struct QueryRun<Store: KeyValueStore> {
     /// A position is an order key: for an equality on one value (row order), the row; for
     /// one field's range, the value's tuple element then the row (complemented when
     /// descending). Either becomes an entry of the index, (key, row), to resume after.
-    private func streamInOrder(after position: [UInt8]?, _ body: (Int64) throws -> Bool) throws {
+    ///
+    /// Rows under a truncated key (long values that share a prefix, see
+    /// `IndexValue.maximumKeptLength`) are in row order in the index, not in value order: such
+    /// a group is read whole, its matches ordered by their order keys (`keyIfMatching`), and
+    /// handed on in that order. A position inside a group resumes after it in the group.
+    private func streamInOrder(
+        after position: [UInt8]?, keyIfMatching: (Int64) throws -> [UInt8]?, _ body: (Int64) throws -> Bool
+    ) throws {
         switch prepared.path {
         case .values(_, let id, let values):
             let key = Layout.valuePrefix(zone: zone, type: type, field: id) + values[0].encoded
             let after = try position.map { (key: key, value: bigEndianKey(try OrderKey.row(ofPosition: $0))) }
             try scanRows(.exactly(key), after: after, body)
         case .range(_, let id, let lower, let lowerInclusive, let upper, let upperInclusive, _, _):
+            let reverse = prepared.reverse
             let (range, prefix) = valueRange(field: id, lower, lowerInclusive, upper, upperInclusive)
-            let after = try position.map { position in
-                let (value, row) = try OrderKey.valueAndRow(ofPosition: prepared.reverse ? OrderKey.complement(position) : position)
-                return (key: prefix + value, value: bigEndianKey(row))
+            // Past every row of a key, in the scan's direction.
+            let pastRows = [UInt8](repeating: reverse ? 0x00 : 0xFF, count: 8)
+            // The matches of a group after `position`, in order; false when `body` stopped.
+            func group(_ key: [UInt8], after position: [UInt8]?) throws -> Bool {
+                var members: [(key: [UInt8], row: Int64)] = []
+                try scanRows(.exactly(key)) { row in
+                    if let order = try keyIfMatching(row), position.map({ $0.lexicographicallyPrecedes(order) }) ?? true {
+                        members.append((order, row))
+                    }
+                    return true
+                }
+                members.sort { $0.key.lexicographicallyPrecedes($1.key) }
+                for member in members where !(try body(member.row)) { return false }
+                return true
             }
-            try scanRows(range, after: after, reverse: prepared.reverse, body)
+            var after: (key: [UInt8], value: [UInt8])?
+            if let position {
+                let (value, row) = try OrderKey.valueAndRow(ofPosition: reverse ? OrderKey.complement(position) : position)
+                guard let element = IndexValue.indexElement(ofOrdered: value) else {
+                    throw FogError(.invalidArguments, message: "the query cursor is corrupt: its position holds no index value")
+                }
+                if IndexValue.isTruncatedElement(element) {
+                    guard try group(prefix + element, after: position) else { return }
+                    after = (key: prefix + element, value: pastRows)
+                } else {
+                    after = (key: prefix + element, value: bigEndianKey(row))
+                }
+            }
+            while true {
+                var truncated: [UInt8]?
+                var stopped = false
+                let visit = { (key: UnsafeRawBufferPointer, row: UnsafeRawBufferPointer) throws -> Bool in
+                    if IndexValue.isTruncatedElement(key[prefix.count...]) {
+                        truncated = Array(key)
+                        return false
+                    }
+                    stopped = !(try body(try readBigEndianKey(row)))
+                    return !stopped
+                }
+                if let after {
+                    try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, visit)
+                } else {
+                    try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, visit)
+                }
+                guard !stopped, let key = truncated, try group(key, after: nil) else { return }
+                after = (key: key, value: pastRows)
+            }
         default:
             preconditionFailure("QueryRun: \(prepared.path) gives no order")
         }

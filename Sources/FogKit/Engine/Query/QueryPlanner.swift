@@ -56,6 +56,12 @@ extension QueryExecutor {
         names: inout NameResolver<Store>
     ) throws -> PreparedQuery {
         try Validation.recordType(query.recordType)
+        // CloudKit cannot query user records (reference §1.4): they are fetched by ID.
+        guard query.recordType != Record.SystemType.userRecord else {
+            throw FogError(
+                .invalidArguments,
+                message: "records of type Users cannot be queried; fetch a user record by its ID (Container.userRecordID())")
+        }
         let requested = fixedOrder ?? (query.sortDescriptors ?? [])
         let typeID = try names.id(query.recordType)
         var resolver = names
@@ -269,9 +275,15 @@ extension QueryExecutor {
         // an inclusive upper bound takes them all.
         // (`l FF` is above every row of `l`, whose next byte is an Int64 tag, and below the
         // values that continue `l` with an escaped NUL, `l 00 FF …`, which are greater.)
+        // A truncated bound (a long value, `IndexValue.maximumKeptLength`) stands for every
+        // value that shares its prefix, some above and some below the constant: the range
+        // takes its whole key, exclusive or not, and the evaluator decides.
         if let l = lower, !lowerInclusive {
-            lower = l + [0xFF]
+            lower = IndexValue.isTruncatedElement(l) ? l : l + [0xFF]
             lowerInclusive = true
+        }
+        if let u = upper, !upperInclusive, IndexValue.isTruncatedElement(u) {
+            upperInclusive = true
         }
         if let u = upper, upperInclusive {
             upper = ScanRange.successor(ofPrefix: u)
@@ -282,10 +294,12 @@ extension QueryExecutor {
             describe: condition.formatted, ordered: true)
     }
 
-    /// The tuple bytes every string starting with `prefix` starts with.
+    /// The tuple bytes every string starting with `prefix` starts with: its element without
+    /// the terminator, or for a long prefix the truncated element without its marker (every
+    /// string that starts with a long prefix has that truncated element).
     static func stringPrefix(_ prefix: String) -> [UInt8] {
         var bytes = IndexValue.string(prefix).encoded
-        bytes.removeLast()  // the terminator
+        bytes.removeLast()  // the terminator, or the truncation marker
         return bytes
     }
 

@@ -37,7 +37,9 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
             context: context)
-        return try await write { [self] txn, names in try run(request, txn: txn, names: &names) }
+        return try await request.removingFailedCopies { () async throws in
+            try await write { [self] txn, names in try run(request, txn: txn, names: &names) }
+        }
     }
 
     /// The blocking form of ``modify(saving:deleting:policy:atomic:limits:context:)``,
@@ -46,11 +48,18 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
         atomic: Bool, limits: RequestLimits, context: DatabaseContext, clientChangeTokenData: Data? = nil
     ) throws -> ModifyOutcome {
+        if let clientChangeTokenData {
+            try Validation.blobSize(
+                clientChangeTokenData, "clientChangeTokenData", limit: Validation.maximumClientChangeTokenDataSize)
+        }
         var request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
             context: context)
         request.clientChangeTokenData = clientChangeTokenData
-        return try writeAndWait { [self] txn, names in try run(request, txn: txn, names: &names) }
+        let prepared = request
+        return try prepared.removingFailedCopiesAndWait {
+            try writeAndWait { [self] txn, names in try run(prepared, txn: txn, names: &names) }
+        }
     }
 
     /// A modify request after the checks that need no stored state.
@@ -66,6 +75,41 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let now: Date
         /// Stored per zone for the change feeds (`ModifyRecordsOperation.clientChangeTokenData`).
         var clientChangeTokenData: Data?
+        /// The asset files copied for each save (by index), removed again if the save fails.
+        var assetCopies: [Int: [URL]] = [:]
+
+        /// Runs the request's write and removes the asset copies of every save that did not
+        /// succeed: all of them when the write throws.
+        func removingFailedCopies(_ write: () async throws -> ModifyOutcome) async throws -> ModifyOutcome {
+            let outcome: ModifyOutcome
+            do {
+                outcome = try await write()
+            } catch {
+                AssetFiles.remove(assetCopies.values.flatMap { $0 })
+                throw error
+            }
+            removeCopies(failedIn: outcome)
+            return outcome
+        }
+
+        /// The blocking form of ``removingFailedCopies(_:)``.
+        func removingFailedCopiesAndWait(_ write: () throws -> ModifyOutcome) throws -> ModifyOutcome {
+            let outcome: ModifyOutcome
+            do {
+                outcome = try write()
+            } catch {
+                AssetFiles.remove(assetCopies.values.flatMap { $0 })
+                throw error
+            }
+            removeCopies(failedIn: outcome)
+            return outcome
+        }
+
+        private func removeCopies(failedIn outcome: ModifyOutcome) {
+            for (index, copies) in assetCopies where index < outcome.saveResults.count {
+                if case .failure = outcome.saveResults[index].1 { AssetFiles.remove(copies) }
+            }
+        }
     }
 
     /// Checks what needs no stored state — the user, limits, names, keys, values,
@@ -117,14 +161,22 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         for (i, id) in recordIDsToDelete.enumerated() {
             if let error = repeated(id) { deleteErrors[i] = error }
         }
-        // Assets are copied into the store before the transaction; a failed save
-        // leaves an unreferenced copy, which is harmless.
+        // Every asset source is checked before anything is copied: a directory, a FIFO or a
+        // device fails its save, and copies nothing.
         for i in clients.indices where preErrors[i] == nil {
-            do { try storeAssets(&clients[i]) } catch { preErrors[i] = error }
+            do { try checkAssetSources(clients[i]) } catch { preErrors[i] = error }
         }
-        return ModifyRequest(
+        // Assets are copied into the store before the transaction; the copies of a save that
+        // fails, here or in the transaction, are removed (`removingFailedCopies`).
+        var copies: [Int: [URL]] = [:]
+        for i in clients.indices where preErrors[i] == nil {
+            do { copies[i] = try storeAssets(&clients[i]) } catch { preErrors[i] = error }
+        }
+        var request = ModifyRequest(
             clients: clients, saveErrors: preErrors, deletes: recordIDsToDelete, deleteErrors: deleteErrors,
             context: context, user: user, policy: policy, atomic: atomic, now: Date())
+        request.assetCopies = copies.filter { !$0.value.isEmpty }
+        return request
     }
 
     /// Applies a prepared request inside a write transaction.
@@ -162,47 +214,53 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         }
     }
 
-    /// Copies unsaved assets into the assets folder and points the values at the copies.
-    private func storeAssets(_ client: inout ClientRecord) throws(FogError) {
+    /// Checks the source file of every asset the record would copy.
+    private func checkAssetSources(_ client: ClientRecord) throws(FogError) {
         for (key, value) in client.values {
             switch value {
-            case .asset(let a) where a.storedName == nil:
-                client.values[key] = .asset(try storeAsset(a, key: key))
-            case .assetList(let list) where list.contains(where: { $0.storedName == nil }):
-                var stored: [Asset] = []
-                for a in list { stored.append(a.storedName == nil ? try storeAsset(a, key: key) : a) }
-                client.values[key] = .assetList(stored)
+            case .asset(let a) where a.storedName == nil: try AssetFiles.checkSource(a, key: key)
+            case .assetList(let list): for a in list where a.storedName == nil { try AssetFiles.checkSource(a, key: key) }
             default: break
             }
         }
     }
 
-    /// Flushes a copied asset and the folder entry naming it to disk, so a durable
-    /// commit never points at a file the system has not written yet.
-    private static func flush(_ file: URL) throws {
-        let handle = try FileHandle(forUpdating: file)
-        try handle.synchronize()
-        try handle.close()
-        if let folder = FileHandle(forReadingAtPath: file.deletingLastPathComponent().path) {
-            try? folder.synchronize()
-            try? folder.close()
+    /// Copies unsaved assets into the assets folder and points the values at the copies;
+    /// returns the copies. If one copy fails, the others of the record are removed.
+    private func storeAssets(_ client: inout ClientRecord) throws(FogError) -> [URL] {
+        var copies: [URL] = []
+        do throws(FogError) {
+            for (key, value) in client.values {
+                switch value {
+                case .asset(let a) where a.storedName == nil:
+                    let stored = try storeAsset(a, key: key)
+                    copies.append(stored.fileURL!)
+                    client.values[key] = .asset(stored)
+                case .assetList(let list) where list.contains(where: { $0.storedName == nil }):
+                    var stored: [Asset] = []
+                    for a in list {
+                        if a.storedName != nil {
+                            stored.append(a)
+                        } else {
+                            let copy = try storeAsset(a, key: key)
+                            copies.append(copy.fileURL!)
+                            stored.append(copy)
+                        }
+                    }
+                    client.values[key] = .assetList(stored)
+                default: break
+                }
+            }
+        } catch {
+            AssetFiles.remove(copies)
+            throw error
         }
+        return copies
     }
 
     private func storeAsset(_ asset: Asset, key: String) throws(FogError) -> Asset {
-        guard let url = asset.fileURL, FileManager.default.fileExists(atPath: url.path) else {
-            throw FogError(.assetFileNotFound, message: "field '\(key)': asset file \(asset.fileURL?.path ?? "nil") does not exist")
-        }
         let name = UUID().uuidString.lowercased()
-        let destination = assetDirectory.appendingPathComponent(name)
-        do {
-            try FileManager.default.copyItem(at: url, to: destination)
-            if core.store.durability != .none { try Self.flush(destination) }
-            let size = (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.int64Value ?? 0
-            return Asset(storedName: name, size: size, directory: assetDirectory)
-        } catch {
-            throw FogError(
-                .assetNotAvailable, message: "field '\(key)': cannot read asset file \(url.path): \(error)", underlyingError: error)
-        }
+        let size = try AssetFiles.copy(asset, key: key, into: assetDirectory, name: name, flush: core.store.durability != .none)
+        return Asset(storedName: name, size: size, directory: assetDirectory)
     }
 }

@@ -7,6 +7,18 @@ enum Validation {
     static let maximumRecordSize = 1_000_000
     /// The most `deleteSelf` references that may point at one record.
     static let maximumDeleteSelfReferences = 750
+    /// The largest `clientChangeTokenData` of a modify request (CloudKit documents none).
+    static let maximumClientChangeTokenDataSize = 65_536
+    /// The largest change token a caller may give back: every token FogKit makes is far
+    /// smaller (a few varints, an incarnation and an owner name of at most 255 bytes).
+    static let maximumChangeTokenSize = 1_024
+
+    /// A caller-supplied blob within its documented size, or `limitExceeded`.
+    static func blobSize(_ data: Data, _ what: String, limit: Int) throws(FogError) {
+        guard data.count <= limit else {
+            throw FogError(.limitExceeded, message: "\(what) is \(data.count) bytes; the limit is \(limit)")
+        }
+    }
 
     /// Property names of `Record` that may not be used as field keys.
     static let reservedFieldKeys: Set<String> = [
@@ -77,12 +89,27 @@ enum Validation {
         return utf8.allSatisfy { isLetter($0) || ($0 >= 48 && $0 <= 57) || $0 == 95 }
     }
 
-    /// A value: locations in range; references in the record's zone.
+    /// A value: numbers, dates and locations finite, locations in range; references in the
+    /// record's zone.
+    ///
+    /// NaN and infinite numbers are refused everywhere FogKit takes a number (records,
+    /// predicates, sort descriptors): they have no place in the order of an index, JSON cannot
+    /// carry them, and Foundation traps when it prints a NaN date.
     static func value(_ value: FieldValue, key: String, zoneID: RecordZone.ID) throws(FogError) {
-        func checkLocation(_ l: Location) throws(FogError) {
-            guard l.isValid else {
-                throw FogError(.invalidArguments, message: "field \(quoted(key)): location <\(l.latitude),\(l.longitude)> is out of range")
+        func checkDouble(_ d: Double, _ what: String) throws(FogError) {
+            guard d.isFinite else {
+                throw FogError(.invalidArguments, message: "field \(quoted(key)): \(what) \(d) is not a finite number")
             }
+        }
+        func checkDate(_ d: Date, _ what: String) throws(FogError) {
+            let seconds = d.timeIntervalSinceReferenceDate
+            guard seconds.isFinite else {
+                throw FogError(
+                    .invalidArguments, message: "field \(quoted(key)): \(what) (\(seconds) seconds since 2001) is not a finite date")
+            }
+        }
+        func checkLocation(_ l: Location) throws(FogError) {
+            if let problem = locationProblem(l) { throw FogError(.invalidArguments, message: "field \(quoted(key)): \(problem)") }
         }
         func checkReference(_ r: Record.Reference) throws(FogError) {
             try recordName(r.recordID.recordName)
@@ -95,12 +122,30 @@ enum Validation {
             }
         }
         switch value {
+        case .double(let d): try checkDouble(d, "the number")
+        case .doubleList(let list): for (i, d) in list.enumerated() { try checkDouble(d, "element \(i + 1), the number") }
+        case .date(let d): try checkDate(d, "the date")
+        case .dateList(let list): for (i, d) in list.enumerated() { try checkDate(d, "element \(i + 1), the date") }
         case .location(let l): try checkLocation(l)
         case .locationList(let list): for l in list { try checkLocation(l) }
         case .reference(let r): try checkReference(r)
         case .referenceList(let list): for r in list { try checkReference(r) }
         default: break
         }
+    }
+
+    /// What is wrong with a location, or `nil`: coordinates out of range, or any of its
+    /// numbers (altitude, accuracies, course, speed, timestamp) not finite.
+    static func locationProblem(_ l: Location) -> String? {
+        guard l.isValid else { return "location <\(l.latitude),\(l.longitude)> is not a valid coordinate (out of range or not finite)" }
+        let numbers: [(String, Double)] = [
+            ("altitude", l.altitude), ("horizontalAccuracy", l.horizontalAccuracy), ("verticalAccuracy", l.verticalAccuracy),
+            ("course", l.course), ("speed", l.speed), ("timestamp", l.timestamp.timeIntervalSinceReferenceDate),
+        ]
+        for (name, number) in numbers where !number.isFinite {
+            return "location <\(l.latitude),\(l.longitude)> has a \(name) of \(number), which is not finite"
+        }
+        return nil
     }
 
     /// Whether two zone IDs name the same zone (the owner placeholder matches any owner).
