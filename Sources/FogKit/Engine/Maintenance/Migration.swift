@@ -26,35 +26,42 @@ extension Maintenance {
     }
 
     /// Version 1 → 2: a log entry per record and an event per zone.
+    ///
+    /// Written as the records and zones are read, one at a time: nothing is gathered, so
+    /// memory does not grow with the store (the transaction's own dirty pages aside).
     private func backfillChangeLogs(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
-        var rows: [(row: Int64, record: StoredRecord)] = []
         var resolver = names.resolver
         try txn.scan(records) { key, value in
-            rows.append((try readBigEndianKey(key), try RecordCodec.decode(value, names: &resolver, desiredKeys: [])))
-            return true
-        }
-        for (row, record) in rows {
+            let row = try readBigEndianKey(key)
+            let record = try RecordCodec.decode(value, names: &resolver, desiredKeys: [])
             try changeLog.logSave(
                 zone: record.zone, row: row, name: record.recordName, previousSequence: nil, sequence: record.changeSequence, txn: txn)
+            return true
         }
-        var zoneEntries: [(ZoneAddress, ZoneInfo)] = []
         try txn.scan(zones) { key, value in
             var reader = KeyReader(key)
             let address = ZoneAddress(scope: Int(try reader.readInt64()), owner: try reader.readString(), zoneName: try reader.readString())
-            zoneEntries.append((address, try ZoneInfo.decode(value)))
-            return true
-        }
-        for (address, info) in zoneEntries {
+            let info = try ZoneInfo.decode(value)
             try changeLog.logZone(.changed, address: address, zone: info.id, sequence: info.createdSequence, txn: txn)
+            return true
         }
         names.resolver = resolver
     }
 
+    /// The most index entries the rebuild holds in memory at once.
+    static var rebuildChunkSize: Int { 16_384 }
+
     /// Version 2 → 3: `indexes` emptied with the layout of version 3 and filled again with
     /// every entry the records and the index definitions call for.
     ///
-    /// The entries are grouped by key and appended in key order, each key's rows in row
-    /// order (records are read in row order), which fills the table's pages.
+    /// The records are read in row order and their entries gathered in chunks of at most
+    /// ``rebuildChunkSize``, each sorted by (key, row) and then written, so memory does not
+    /// grow with the store. The first chunk goes into the empty table in order (appended:
+    /// full pages), which for a store whose entries fit in one chunk is the whole table.
+    /// Later chunks are added pair by pair where they belong (the table keeps each key's
+    /// values sorted, so the order of insertion does not matter for correctness, only for
+    /// how full the pages end up; `Docs/OnDiskFormat.md` gives the cost). A key's rows
+    /// arrive in row order, so each is added with the appending hint.
     func rebuildIndexTable(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
         if try txn.layout(of: indexTable) != Layout.indexTableLayout {
             try txn.replaceWithEmpty(indexTable)
@@ -63,23 +70,39 @@ extension Maintenance {
         }
         var resolver = names.resolver
         let catalog = try indexStore.allDefinitions(txn: txn.readView, names: &resolver)
-        var rowsByKey: [[UInt8]: [Int64]] = [:]
-        if !catalog.isEmpty {
-            try txn.scan(records) { key, value in
-                let row = try readBigEndianKey(key)
-                let record = try RecordCodec.decode(value, names: &resolver)
-                guard let indexes = catalog[record.recordType], let type = try resolver.id(record.recordType) else { return true }
-                for entry in try IndexEntries.keys(
-                    of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) })
-                {
-                    rowsByKey[entry, default: []].append(row)
+        guard !catalog.isEmpty else {
+            names.resolver = resolver
+            return
+        }
+        let chunkSize = Self.rebuildChunkSize
+        var chunk: [(key: [UInt8], row: Int64)] = []
+        chunk.reserveCapacity(chunkSize)
+        var tableIsEmpty = true
+        func flush() throws {
+            chunk.sort { $0.key == $1.key ? $0.row < $1.row : $0.key.lexicographicallyPrecedes($1.key) }
+            for entry in chunk {
+                if tableIsEmpty {
+                    try txn.appendValue(bigEndianKey(entry.row), forKey: entry.key, in: indexTable)
+                } else {
+                    try txn.addValue(bigEndianKey(entry.row), forKey: entry.key, in: indexTable, appending: true)
                 }
-                return true
             }
+            tableIsEmpty = tableIsEmpty && chunk.isEmpty
+            chunk.removeAll(keepingCapacity: true)
         }
-        for key in rowsByKey.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            for row in rowsByKey[key]! { try txn.appendValue(bigEndianKey(row), forKey: key, in: indexTable) }
+        try txn.scan(records) { key, value in
+            let row = try readBigEndianKey(key)
+            let record = try RecordCodec.decode(value, names: &resolver)
+            guard let indexes = catalog[record.recordType], let type = try resolver.id(record.recordType) else { return true }
+            for entry in try IndexEntries.keys(
+                of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) })
+            {
+                chunk.append((entry, row))
+            }
+            if chunk.count >= chunkSize { try flush() }
+            return true
         }
+        try flush()
         names.resolver = resolver
     }
 
