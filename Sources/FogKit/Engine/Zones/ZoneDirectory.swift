@@ -159,6 +159,8 @@ struct ZoneDirectory<Store: KeyValueStore>: EngineService {
         txn: Store.WriteTransaction
     ) throws -> ZoneOutcome {
         let sequence = try nextCounter(Layout.metaSequence, in: txn)
+        let now = Date()
+        var deleted: ZoneAddress?
         var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
         for zoneID in saveIDs {
             saves.append(
@@ -196,10 +198,16 @@ struct ZoneDirectory<Store: KeyValueStore>: EngineService {
                             try deleteZoneContents(info, in: txn)
                             try txn.delete(address.key, in: zones)
                             try txn.delete(bigEndianKey(info.id), in: zoneIDs)
-                            try changes.logZone(purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, txn: txn)
+                            try changes.logZone(
+                                purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, now: now, txn: txn)
+                            deleted = address
                         }
                     }
                 ))
+        }
+        if let deleted, context.tombstoneRetention.isFinite {
+            try changes.pruneZoneDeletions(
+                scope: deleted.scope, owner: deleted.owner, before: now.addingTimeInterval(-context.tombstoneRetention), txn: txn)
         }
         return (saves, deletes)
     }
