@@ -1,9 +1,10 @@
-import FogKit
 import FogKitTesting
 import FogStorage
 import FogStorageLMDB
 import Foundation
 import Testing
+
+@testable import FogKit
 
 /// Opening a store of an older format version brings it to version 3. From version 1 (empty
 /// indexes and change logs): the change logs are filled. From version 2 (index keys ending
@@ -152,6 +153,49 @@ import Testing
             let (after, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
+        }
+    }
+
+    /// The rebuild writes its entries in chunks; a store with more entries than one chunk
+    /// gets exactly the entries its saves wrote.
+    @Test func aVersionTwoStoreOfSeveralRebuildChunksIsRebuiltExactly() async throws {
+        let directory = try TemporaryDirectory()
+        let recordCount = 400
+        do {
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            try await admin.setIndexes(["tags": [.queryable]], ofRecordType: "Tagged")
+            let container = try admin.container(user: "alice")
+            defer { container.close() }
+            let db = container.privateCloudDatabase
+            for part in stride(from: 0, to: recordCount, by: 200) {
+                let records = (part..<part + 200).map { i -> Record in
+                    let r = Record(recordType: "Tagged", recordID: Record.ID(recordName: "r\(i)"))
+                    r["tags"] = (0..<50).map { "t\((i * 7 + $0) % 3_000)" }
+                    return r
+                }
+                _ = try await db.modifyRecords(saving: records, deleting: [])
+            }
+        }
+        let before = try Self.withEnvironment(directory.url) { try Self.indexEntries($0).0 }
+        #expect(before.count == recordCount * 50)
+        #expect(before.count > 1 * Maintenance<LMDBStore>.rebuildChunkSize)
+        try Self.rewriteInFormatTwo(directory.url)
+        do {
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            let report = try admin.checkIntegrity()
+            #expect(report.isSound, "\(report)")
+            let container = try admin.container(user: "alice")
+            defer { container.close() }
+            let query = Query(recordType: "Tagged", predicate: try QueryPredicate(format: "tags CONTAINS %@", "t7"))
+            let (matches, _) = try await container.privateCloudDatabase.records(matching: query, resultsLimit: 0)
+            #expect(!matches.isEmpty)
+        }
+        try Self.withEnvironment(directory.url) { environment in
+            let (after, layout) = try Self.indexEntries(environment)
+            #expect(layout == Self.indexLayout)
+            #expect(after == before)
         }
     }
 
