@@ -104,7 +104,10 @@ struct ChangeLog<Store: KeyValueStore>: EngineService {
             let position = Layout.position(sequence: event.sequence, row: event.item)
             try txn.delete(logPrefix + position, in: databaseChangeTable)
             try txn.delete(agePrefix + position, in: databaseChangeTable)
-            try txn.delete(Layout.databaseLastKey(scope: scope, owner: owner, zoneName: event.name), in: databaseChangeTable)
+            // The name's position entry goes only if it still points here (a FogKit from before
+            // age entries left them behind when a zone name was created again).
+            let last = Layout.databaseLastKey(scope: scope, owner: owner, zoneName: event.name)
+            if try txn.value(forKey: last, in: databaseChangeTable) == position { try txn.delete(last, in: databaseChangeTable) }
         }
         try txn.put(
             Layout.position(sequence: newest.sequence, row: newest.item),
