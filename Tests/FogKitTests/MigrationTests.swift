@@ -156,8 +156,9 @@ import Testing
         }
     }
 
-    /// The rebuild writes its entries in chunks; a store with more entries than one chunk
-    /// gets exactly the entries its saves wrote.
+    /// The rebuild sorts its entries in chunks written to scratch files and merged; a store
+    /// with more entries than one chunk gets exactly the entries its saves wrote, and no
+    /// scratch file stays.
     @Test func aVersionTwoStoreOfSeveralRebuildChunksIsRebuiltExactly() async throws {
         let directory = try TemporaryDirectory()
         let recordCount = 400
@@ -181,9 +182,15 @@ import Testing
         #expect(before.count == recordCount * 50)
         #expect(before.count > 1 * Maintenance<LMDBStore>.rebuildChunkSize)
         try Self.rewriteInFormatTwo(directory.url)
+        // A scratch folder a crashed migration left behind goes too.
+        let stale = directory.url.appendingPathComponent(SortedRuns.folderPrefix + "crashed")
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
         do {
             let admin = try directory.openAdministrator()
             defer { admin.close() }
+            let scratch = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+                .filter { $0.hasPrefix(SortedRuns.folderPrefix) }
+            #expect(scratch.isEmpty, "the sort's run files are removed")
             let report = try admin.checkIntegrity()
             #expect(report.isSound, "\(report)")
             let container = try admin.container(user: "alice")

@@ -54,14 +54,11 @@ extension Maintenance {
     /// Version 2 → 3: `indexes` emptied with the layout of version 3 and filled again with
     /// every entry the records and the index definitions call for.
     ///
-    /// The records are read in row order and their entries gathered in chunks of at most
-    /// ``rebuildChunkSize``, each sorted by (key, row) and then written, so memory does not
-    /// grow with the store. The first chunk goes into the empty table in order (appended:
-    /// full pages), which for a store whose entries fit in one chunk is the whole table.
-    /// Later chunks are added pair by pair where they belong (the table keeps each key's
-    /// values sorted, so the order of insertion does not matter for correctness, only for
-    /// how full the pages end up; `Docs/OnDiskFormat.md` gives the cost). A key's rows
-    /// arrive in row order, so each is added with the appending hint.
+    /// The entries are appended in (key, row) order, which fills the table's pages, after an
+    /// external sort in bounded memory (``SortedRuns``): the records are read in row order,
+    /// their entries gathered in chunks of at most ``rebuildChunkSize``, each chunk sorted
+    /// and written to a scratch file in the store's directory, and the files merged. A
+    /// store whose entries fit in one chunk is sorted in memory, with no file.
     func rebuildIndexTable(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
         if try txn.layout(of: indexTable) != Layout.indexTableLayout {
             try txn.replaceWithEmpty(indexTable)
@@ -74,22 +71,8 @@ extension Maintenance {
             names.resolver = resolver
             return
         }
-        let chunkSize = Self.rebuildChunkSize
-        var chunk: [(key: [UInt8], row: Int64)] = []
-        chunk.reserveCapacity(chunkSize)
-        var tableIsEmpty = true
-        func flush() throws {
-            chunk.sort { $0.key == $1.key ? $0.row < $1.row : $0.key.lexicographicallyPrecedes($1.key) }
-            for entry in chunk {
-                if tableIsEmpty {
-                    try txn.appendValue(bigEndianKey(entry.row), forKey: entry.key, in: indexTable)
-                } else {
-                    try txn.addValue(bigEndianKey(entry.row), forKey: entry.key, in: indexTable, appending: true)
-                }
-            }
-            tableIsEmpty = tableIsEmpty && chunk.isEmpty
-            chunk.removeAll(keepingCapacity: true)
-        }
+        SortedRuns.removeLeftovers(in: directory)
+        let sorter = SortedRuns(directory: directory, chunkSize: Self.rebuildChunkSize)
         try txn.scan(records) { key, value in
             let row = try readBigEndianKey(key)
             let record = try RecordCodec.decode(value, names: &resolver)
@@ -97,12 +80,11 @@ extension Maintenance {
             for entry in try IndexEntries.keys(
                 of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) })
             {
-                chunk.append((entry, row))
+                try sorter.append(entry, row: row)
             }
-            if chunk.count >= chunkSize { try flush() }
             return true
         }
-        try flush()
+        try sorter.merge { key, row in try txn.appendValue(bigEndianKey(row), forKey: key, in: indexTable) }
         names.resolver = resolver
     }
 
