@@ -158,7 +158,7 @@ import Testing
 
     /// The rebuild sorts its entries in chunks written to scratch files and merged; a store
     /// with more entries than one chunk gets exactly the entries its saves wrote, and no
-    /// scratch file stays.
+    /// scratch file stays, whether the rebuild fails or succeeds.
     @Test func aVersionTwoStoreOfSeveralRebuildChunksIsRebuiltExactly() async throws {
         let directory = try TemporaryDirectory()
         let recordCount = 400
@@ -185,12 +185,34 @@ import Testing
         // A scratch folder a crashed migration left behind goes too.
         let stale = directory.url.appendingPathComponent(SortedRuns.folderPrefix + "crashed")
         try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+        func scratch() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(SortedRuns.folderPrefix) }
+        }
+        // A rebuild that fails after writing a run file (the last record cannot be decoded)
+        // leaves the version 2 store and no scratch file.
+        let last = try Self.withEnvironment(directory.url) { environment in
+            let records = environment.table(named: "records")
+            let last = try environment.read { txn in
+                var last: ([UInt8], [UInt8])?
+                try txn.scan(records, reverse: true) { key, value in
+                    last = (Array(key), Array(value))
+                    return false
+                }
+                return last!
+            }
+            try environment.writeAndWait { txn throws in try txn.put([0xFF, 0xFF, 0xFF], forKey: last.0, in: records) }
+            return last
+        }
+        #expect(throws: FogError.self) { try directory.openAdministrator() }
+        #expect(try scratch().isEmpty)
+        try Self.withEnvironment(directory.url) { environment in
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 2])
+            try environment.writeAndWait { txn throws in try txn.put(last.1, forKey: last.0, in: environment.table(named: "records")) }
+        }
         do {
             let admin = try directory.openAdministrator()
             defer { admin.close() }
-            let scratch = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-                .filter { $0.hasPrefix(SortedRuns.folderPrefix) }
-            #expect(scratch.isEmpty, "the sort's run files are removed")
+            #expect(try scratch().isEmpty, "the sort's run files are removed")
             let report = try admin.checkIntegrity()
             #expect(report.isSound, "\(report)")
             let container = try admin.container(user: "alice")
