@@ -12,9 +12,10 @@ import Foundation
 //                      then deleting requests until every one is pruned
 //   prune-zones        one zone deletion in a database holding `zones` expired zone deletions,
 //                      then zone deletions until every one is pruned
+//   delete-zone        deleting a zone of `tombstones` records (the same count)
 //
 //   fog-bench bounded [--records 20000] [--tags 50] [--tombstones 300000] [--zones 100000]
-//                     [--only migrate,prune-tombstones,prune-zones]
+//                     [--only migrate,prune-tombstones,prune-zones,delete-zone]
 
 private let benchIdentifier = "iCloud.fog.bench"
 private let tableNames = ["meta", "zones", "zoneids", "names", "records", "schema", "users", "refs", "indexes", "changes", "dbchanges"]
@@ -123,6 +124,11 @@ func boundedWork(records: Int, tags: Int, tombstones: Int, zones: Int, only: Set
         try runStep(["make-tombstones", directory, String(tombstones)])
         try runStep(["prune-tombstones", directory])
     }
+    if only.isEmpty || only.contains("delete-zone") {
+        let directory = root.appendingPathComponent("zone").path
+        try runStep(["make-tombstones", directory, String(tombstones), "keep"])
+        try runStep(["delete-zone", directory])
+    }
     if only.isEmpty || only.contains("prune-zones") {
         let directory = root.appendingPathComponent("zones").path
         try runStep(["make-zones", directory, String(zones)])
@@ -136,7 +142,8 @@ func boundedStep(_ arguments: [String]) async throws {
     switch step {
     case "make-indexed": try await makeIndexed(directory, records: Int(arguments[2])!, tags: Int(arguments[3])!)
     case "migrate": try migrate(directory)
-    case "make-tombstones": try await makeTombstones(directory, count: Int(arguments[2])!)
+    case "make-tombstones": try await makeTombstones(directory, count: Int(arguments[2])!, keep: arguments.count > 3)
+    case "delete-zone": try await deleteZone(directory)
     case "prune-tombstones": try await pruneTombstones(directory)
     case "make-zones": try await makeZones(directory, count: Int(arguments[2])!)
     case "prune-zones": try await pruneZones(directory)
@@ -208,8 +215,9 @@ private func migrate(_ directory: URL) throws {
             + "compacted copy \(mib(Double(fileSize(copy.appendingPathComponent("data.mdb"))) / 1_048_576)); \(residentNow())")
 }
 
-/// A zone of `count` records, all deleted: `count` tombstones under the default retention.
-private func makeTombstones(_ directory: URL, count: Int) async throws {
+/// A zone of `count` records, all deleted (`count` tombstones under the default retention),
+/// or all kept.
+private func makeTombstones(_ directory: URL, count: Int, keep: Bool = false) async throws {
     let start = Date()
     let container = try Container(identifier: benchIdentifier, directory: directory, user: "bench", configuration: .init(durability: .none))
     defer { container.close() }
@@ -222,6 +230,10 @@ private func makeTombstones(_ directory: URL, count: Int) async throws {
             return record
         }
         _ = try await database.modifyRecords(saving: batch, deleting: [])
+    }
+    if keep {
+        print(String(format: "# made a zone of %d records, %.1f s", count, Date().timeIntervalSince(start)))
+        return
     }
     for first in stride(from: 0, to: count, by: 400) {
         let ids = (first..<min(first + 400, count)).map { Record.ID(recordName: "r\($0)", zoneID: zone) }
@@ -332,3 +344,19 @@ private func pruneZones(_ directory: URL) async throws {
 /// The retention of the pruning steps: 0 (everything older than now has expired), or
 /// FOG_BENCH_RETENTION seconds, to compare with requests that prune nothing.
 private let benchRetention = ProcessInfo.processInfo.environment["FOG_BENCH_RETENTION"].flatMap(Double.init) ?? 0
+
+/// Deletes the zone that `makeTombstones(keep: true)` filled, in one request.
+private func deleteZone(_ directory: URL) async throws {
+    let before = peakRSS()
+    let container = try Container(identifier: benchIdentifier, directory: directory, user: "bench", configuration: .init(durability: .none))
+    defer { container.close() }
+    let database = container.privateCloudDatabase
+    _ = try await database.save(RecordZone(zoneName: "warm-up"))
+    let warm = peakRSS()
+    let anonymous = AnonymousPeak()
+    let start = Date()
+    _ = try await database.deleteRecordZone(withID: RecordZone.ID(zoneName: "T"))
+    print(
+        "delete-zone         peak RSS \(mib(before)) before opening, \(mib(warm)) open, \(mib(peakRSS())) after deleting the zone "
+            + "(anonymous peak \(mib(anonymous.stop())); \(String(format: "%.2f", Date().timeIntervalSince(start))) s); \(residentNow())")
+}
