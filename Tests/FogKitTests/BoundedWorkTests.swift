@@ -63,6 +63,37 @@ import Testing
         #expect(try store.admin.checkIntegrity().isSound)
     }
 
+    /// A request that deletes more than half a batch (here by cascade) prunes twice what it
+    /// deletes, so such requests cannot let the backlog grow.
+    @Test func aRequestThatDeletesManyPrunesTwiceAsMany() async throws {
+        let store = try TestStore()
+        let db = store.privateDatabase
+        let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
+        let old = (0..<1_600).map { "old\($0)" }
+        for part in stride(from: 0, to: old.count, by: 400) {
+            _ = try await db.modifyRecords(saving: old[part..<part + 400].map { SampleRecords.note($0, in: zone, value: 1) }, deleting: [])
+            _ = try await db.modifyRecords(saving: [], deleting: old[part..<part + 400].map { Record.ID(recordName: $0, zoneID: zone) })
+        }
+        let parent = SampleRecords.note("parent", in: zone, value: 1)
+        try await db.save(parent)
+        let children = (0..<600).map { i -> Record in
+            let child = SampleRecords.note("child\(i)", in: zone, value: i)
+            child["up"] = Record.Reference(record: parent, action: .deleteSelf)
+            return child
+        }
+        for part in stride(from: 0, to: children.count, by: 300) {
+            _ = try await db.modifyRecords(saving: Array(children[part..<part + 300]), deleting: [])
+        }
+        let pruner = try Self.pruning(store)
+        defer { pruner.close() }
+        try await Task.sleep(for: .milliseconds(5))
+        // 601 deletions: 1,202 of the 1,600 old tombstones go, not 1,000.
+        try await pruner.privateCloudDatabase.deleteRecord(withID: parent.recordID)
+        let after = try await db.recordZoneChanges(inZoneWith: zone, since: nil, resultsLimit: 5_000)
+        #expect(after.deletions.count == 1_600 - 1_202 + 601)
+        #expect(try store.admin.checkIntegrity().isSound)
+    }
+
     @Test func aDeletedZoneLeavesTheDatabaseLogAfterTheRetentionAndOlderTokensExpire() async throws {
         let store = try TestStore(configuration: .init(durability: .none, tombstoneRetention: 0.01))
         let db = store.privateDatabase

@@ -161,6 +161,7 @@ struct ZoneDirectory<Store: KeyValueStore>: EngineService {
         let sequence = try nextCounter(Layout.metaSequence, in: txn)
         let now = Date()
         var deleted: ZoneAddress?
+        var deletedCount = 0
         var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
         for zoneID in saveIDs {
             saves.append(
@@ -201,13 +202,15 @@ struct ZoneDirectory<Store: KeyValueStore>: EngineService {
                             try changes.logZone(
                                 purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, now: now, txn: txn)
                             deleted = address
+                            deletedCount += 1
                         }
                     }
                 ))
         }
         if let deleted, context.tombstoneRetention.isFinite {
             try changes.pruneZoneDeletions(
-                scope: deleted.scope, owner: deleted.owner, before: now.addingTimeInterval(-context.tombstoneRetention), txn: txn)
+                scope: deleted.scope, owner: deleted.owner, before: now.addingTimeInterval(-context.tombstoneRetention),
+                limit: max(EngineDefaults.pruneBatchSize, 2 * deletedCount), txn: txn)
         }
         return (saves, deletes)
     }
