@@ -14,6 +14,7 @@
 //   cd Benchmarks && swift run -c release bench-grdb [NORMAL|FULL] [CACHE_MIB MMAP_MIB]
 //   cd Benchmarks && swift run -c release fog-bench writers   # group commit: 1, 8, 64 writers
 //   cd Benchmarks && swift run -c release fog-bench changes    # 10,000 changes since a token
+//   cd Benchmarks && swift run -c release fog-bench bounded    # peak RSS: migration, pruning (1M entries)
 //
 // Micro-costs with ordo-one/benchmark (key encoding, record encode/decode, predicate parsing,
 // save, fetch, indexed query, group commit):
@@ -37,7 +38,10 @@ let package = Package(
         .target(name: "BenchData", path: "Sources/BenchData"),
         .executableTarget(
             name: "fog-bench",
-            dependencies: ["BenchData", .product(name: "FogKit", package: "FogKit")],
+            dependencies: [
+                "BenchData", .product(name: "FogKit", package: "FogKit"), .product(name: "FogStorage", package: "FogKit"),
+                .product(name: "FogStorageLMDB", package: "FogKit"),
+            ],
             path: "Sources/fog-bench"
         ),
         // The same seven workloads over SQLite through GRDB (WAL): the "what a Swift developer

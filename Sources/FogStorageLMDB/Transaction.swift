@@ -174,18 +174,32 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// Removes every key of `table` within `range`, with all their values.
     /// - Returns: how many entries were removed (in a table with
     ///   a multi-value layout, how many (key, value) pairs).
+    ///
+    /// The keys are gathered and deleted in chunks of at most 1,024 (each chunk scanned again
+    /// from the start of the range, where the deleted keys no longer are), so memory does not
+    /// grow with the range, however many keys it holds.
     @discardableResult
     public func deleteAll(in table: Table, range: ScanRange) throws -> Int {
-        var keys: [[UInt8]] = []
+        let chunk = 1_024
         var entries = 0
-        try scan(table, range: range) { key, _ in
-            entries += 1
-            // The values of one key come one after the other.
-            if keys.last.map({ compareBytes(key, $0) != 0 }) ?? true { keys.append(Array(key)) }
-            return true
+        while true {
+            var keys: [[UInt8]] = []
+            var more = false
+            try scan(table, range: range) { key, _ in
+                // The values of one key come one after the other.
+                if keys.last.map({ compareBytes(key, $0) != 0 }) ?? true {
+                    if keys.count == chunk {
+                        more = true
+                        return false
+                    }
+                    keys.append(Array(key))
+                }
+                entries += 1
+                return true
+            }
+            for key in keys { try delete(key, in: table) }
+            if !more { return entries }
         }
-        for key in keys { try delete(key, in: table) }
-        return entries
     }
 
     /// Removes every entry of `table`; the table itself stays.

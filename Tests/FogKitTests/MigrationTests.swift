@@ -1,9 +1,10 @@
-import FogKit
 import FogKitTesting
 import FogStorage
 import FogStorageLMDB
 import Foundation
 import Testing
+
+@testable import FogKit
 
 /// Opening a store of an older format version brings it to version 3. From version 1 (empty
 /// indexes and change logs): the change logs are filled. From version 2 (index keys ending
@@ -152,6 +153,78 @@ import Testing
             let (after, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
+        }
+    }
+
+    /// The rebuild sorts its entries in chunks written to scratch files and merged; a store
+    /// with more entries than one chunk gets exactly the entries its saves wrote, and no
+    /// scratch file stays, whether the rebuild fails or succeeds.
+    @Test func aVersionTwoStoreOfSeveralRebuildChunksIsRebuiltExactly() async throws {
+        let directory = try TemporaryDirectory()
+        let recordCount = 400
+        do {
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            try await admin.setIndexes(["tags": [.queryable]], ofRecordType: "Tagged")
+            let container = try admin.container(user: "alice")
+            defer { container.close() }
+            let db = container.privateCloudDatabase
+            for part in stride(from: 0, to: recordCount, by: 200) {
+                let records = (part..<part + 200).map { i -> Record in
+                    let r = Record(recordType: "Tagged", recordID: Record.ID(recordName: "r\(i)"))
+                    r["tags"] = (0..<50).map { "t\((i * 7 + $0) % 3_000)" }
+                    return r
+                }
+                _ = try await db.modifyRecords(saving: records, deleting: [])
+            }
+        }
+        let before = try Self.withEnvironment(directory.url) { try Self.indexEntries($0).0 }
+        #expect(before.count == recordCount * 50)
+        #expect(before.count > 1 * Maintenance<LMDBStore>.rebuildChunkSize)
+        try Self.rewriteInFormatTwo(directory.url)
+        // A scratch folder a crashed migration left behind goes too.
+        let stale = directory.url.appendingPathComponent(SortedRuns.folderPrefix + "crashed")
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+        func scratch() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(SortedRuns.folderPrefix) }
+        }
+        // A rebuild that fails after writing a run file (the last record cannot be decoded)
+        // leaves the version 2 store and no scratch file.
+        let last = try Self.withEnvironment(directory.url) { environment in
+            let records = environment.table(named: "records")
+            let last = try environment.read { txn in
+                var last: ([UInt8], [UInt8])?
+                try txn.scan(records, reverse: true) { key, value in
+                    last = (Array(key), Array(value))
+                    return false
+                }
+                return last!
+            }
+            try environment.writeAndWait { txn throws in try txn.put([0xFF, 0xFF, 0xFF], forKey: last.0, in: records) }
+            return last
+        }
+        #expect(throws: FogError.self) { try directory.openAdministrator() }
+        #expect(try scratch().isEmpty)
+        try Self.withEnvironment(directory.url) { environment in
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 2])
+            try environment.writeAndWait { txn throws in try txn.put(last.1, forKey: last.0, in: environment.table(named: "records")) }
+        }
+        do {
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            #expect(try scratch().isEmpty, "the sort's run files are removed")
+            let report = try admin.checkIntegrity()
+            #expect(report.isSound, "\(report)")
+            let container = try admin.container(user: "alice")
+            defer { container.close() }
+            let query = Query(recordType: "Tagged", predicate: try QueryPredicate(format: "tags CONTAINS %@", "t7"))
+            let (matches, _) = try await container.privateCloudDatabase.records(matching: query, resultsLimit: 0)
+            #expect(!matches.isEmpty)
+        }
+        try Self.withEnvironment(directory.url) { environment in
+            let (after, layout) = try Self.indexEntries(environment)
+            #expect(layout == Self.indexLayout)
+            #expect(after == before)
         }
     }
 

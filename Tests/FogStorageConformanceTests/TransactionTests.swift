@@ -16,6 +16,37 @@ import Testing
     @Test(arguments: allBackends) func largeValues(_ b: Backend) throws { try largeValues(b.backend) }
     @Test(arguments: allBackends) func tablesAreSeparate(_ b: Backend) throws { try tablesAreSeparate(b.backend) }
     @Test(arguments: allBackends) func aClosedStoreThrowsClosed(_ b: Backend) throws { try closed(b.backend) }
+    @Test(arguments: allBackends) func deleteAllOfALargeRange(_ b: Backend) throws { try deleteAllOfALargeRange(b.backend) }
+
+    /// `deleteAll` of a range of more keys than a backend may gather at once removes exactly
+    /// the range, in a single-value and a multi-value table.
+    func deleteAllOfALargeRange<B: StoreBackend>(_ backend: B) throws {
+        try withStore(backend) { store throws in
+            let a = store.table(named: Tables.a)
+            let m = store.table(named: Tables.multi)
+            func key(_ i: Int) -> [UInt8] { [UInt8(i >> 8), UInt8(i & 0xFF)] }
+            try store.writeAndWait { txn throws in
+                for i in 0..<5_000 {
+                    try txn.put([1], forKey: key(i), in: a)
+                    try txn.addValue([0, 0, 0, 0, 0, 0, 0, 1], forKey: key(i), in: m)
+                    try txn.addValue([0, 0, 0, 0, 0, 0, 0, 2], forKey: key(i), in: m)
+                }
+            }
+            let removed = try store.writeAndWait { txn throws in
+                (
+                    try txn.deleteAll(in: a, range: ScanRange(lower: key(100), upper: key(4_900))),
+                    try txn.deleteAll(in: m, range: ScanRange(lower: key(100), upper: key(4_900)))
+                )
+            }
+            #expect(removed.0 == 4_800)
+            #expect(removed.1 == 9_600)
+            try store.read { txn throws in
+                #expect(try txn.count(of: a) == 200)
+                #expect(try txn.count(of: m) == 400)
+                #expect(try txn.keys(a) == (0..<100).map(key) + (4_900..<5_000).map(key))
+            }
+        }
+    }
 
     func pointReadsAndWrites<B: StoreBackend>(_ backend: B) throws {
         try withStore(backend) { store throws in

@@ -6,6 +6,7 @@ import Foundation
 //   fog-bench writers [--seconds S] [--durability durable|relaxed|none]
 //   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
 //   fog-bench workloads                ../shared/bench's W1–W5, lines as bench_lmdb.c prints them
+//   fog-bench bounded                  peak RSS of migration and pruning on a large store (Bounded.swift)
 //
 // Each line: <workload> <ops/s> ops/s <seconds> s cpu=<user+sys seconds> check=<records stored>
 
@@ -99,9 +100,17 @@ case "anatomy":
     try await fetchAnatomy()
 case "changes":
     try await changeFeed(rounds: Int(option("--rounds") ?? "") ?? 3)
+case "bounded":
+    try await boundedWork(
+        records: Int(option("--records") ?? "") ?? 20_000, tags: Int(option("--tags") ?? "") ?? 50,
+        tombstones: Int(option("--tombstones") ?? "") ?? 300_000, zones: Int(option("--zones") ?? "") ?? 100_000,
+        only: Set((option("--only") ?? "").split(separator: ",").map(String.init)))
+case "bounded-step":
+    try await boundedStep(Array(arguments.dropFirst()))
 default:
     print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]")
     print("       fog-bench changes [--rounds R]")
+    print("       fog-bench bounded [--records N] [--tags T] [--tombstones N] [--zones N] [--only migrate,prune-tombstones,prune-zones]")
     print("       fog-bench workloads [--durability durable|relaxed|none]")
     exit(2)
 }

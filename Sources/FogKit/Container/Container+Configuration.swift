@@ -62,7 +62,9 @@ extension Container {
         /// How long a deleted record's tombstone stays in its zone's change log, in seconds
         /// (30 days by default; `.infinity` keeps them forever). A change token from before
         /// a pruned tombstone fails with ``FogError/Code/changeTokenExpired``. Tombstones are
-        /// pruned when later deletions are written to the zone.
+        /// pruned when later deletions are written to the zone, at most 1,000 per request.
+        /// A deleted zone stays in its database's change feed for as long, and is pruned the
+        /// same way when later zone deletions are written to the database.
         public var tombstoneRetention: TimeInterval
 
         /// 30 days.

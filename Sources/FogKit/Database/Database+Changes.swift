@@ -54,7 +54,8 @@ extension Database {
     /// ``Container/ChangeFeeds/everyZone`` (which also gives the public database a feed).
     ///
     /// - Throws: ``FogError`` — `changeTokenExpired` for a token from another copy of the
-    ///   store; `invalidArguments` for bytes that are not a database token, or the public
+    ///   store, or from before zone deletions that were pruned
+    ///   (``Container/Configuration/tombstoneRetention``); `invalidArguments` for bytes that are not a database token, or the public
     ///   database without `.everyZone`.
     public func databaseChanges(
         since changeToken: ServerChangeToken?, resultsLimit: Int? = nil

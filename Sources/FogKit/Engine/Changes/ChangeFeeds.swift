@@ -169,6 +169,13 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 guard start.scope == Int64(scope), start.owner == owner else {
                     throw FogError(.invalidArguments, message: "the change token belongs to another database")
                 }
+                if let horizon = try changes.databaseHorizon(scope: scope, owner: owner, txn: txn),
+                    (start.sequence, start.item) < (horizon.sequence, horizon.zone)
+                {
+                    throw FogError(
+                        .changeTokenExpired,
+                        message: "zone deletions since the change token were pruned (tombstone retention); fetch again from a nil token")
+                }
             }
             var page = DatabaseChangePage(token: token(current, .max), moreComing: false)
             // The shared database holds no zones yet: its feed is empty.

@@ -64,28 +64,74 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
         try txn.delete(key, in: changeTable)
     }
 
-    /// Drops the zone's tombstones deleted before `cutoff`, oldest first, and moves the
-    /// zone's horizon past them: tokens from before the horizon have expired.
-    func pruneTombstones(zone: Int64, before cutoff: Date, txn: Store.WriteTransaction) throws {
-        var pruned: [(sequence: Int64, row: Int64, name: String)] = []
-        let prefix = Layout.changeKey(zone: zone, part: Layout.tombstoneAgePart)
-        try txn.scan(changeTable, range: .prefix(prefix)) { key, value in
-            var r = ByteReader(value)
-            let deleted = try r.f64()
-            guard deleted < cutoff.timeIntervalSinceReferenceDate else { return false }
-            var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
-            pruned.append((try reader.readInt64(), try reader.readInt64(), try r.rawString(count: value.count - 8)))
-            return true
-        }
-        guard let newest = pruned.last else { return }
+    /// Drops the zone's tombstones deleted before `cutoff`, oldest first, at most `limit` of
+    /// them, and moves the zone's horizon past the newest one dropped: tokens from before
+    /// the horizon have expired. Tombstones past the limit stay for a later call (the next
+    /// request that deletes in the zone), so one call's work and memory are bounded, and the
+    /// horizon never passes a tombstone that is still there. Returns how many were dropped.
+    @discardableResult
+    func pruneTombstones(
+        zone: Int64, before cutoff: Date, limit: Int = EngineDefaults.pruneBatchSize, txn: Store.WriteTransaction
+    ) throws -> Int {
+        let pruned = try expired(
+            in: changeTable, agePrefix: Layout.changeKey(zone: zone, part: Layout.tombstoneAgePart), before: cutoff, limit: limit, txn: txn)
+        guard let newest = pruned.last else { return 0 }
         for t in pruned {
-            try txn.delete(Layout.logKey(zone: zone, sequence: t.sequence, row: t.row), in: changeTable)
-            try txn.delete(Layout.tombstoneAgeKey(zone: zone, sequence: t.sequence, row: t.row), in: changeTable)
+            try txn.delete(Layout.logKey(zone: zone, sequence: t.sequence, row: t.item), in: changeTable)
+            try txn.delete(Layout.tombstoneAgeKey(zone: zone, sequence: t.sequence, row: t.item), in: changeTable)
             try txn.delete(Layout.tombstoneKey(zone: zone, name: t.name), in: changeTable)
         }
         try txn.put(
-            Layout.position(sequence: newest.sequence, row: newest.row), forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart),
+            Layout.position(sequence: newest.sequence, row: newest.item), forKey: Layout.changeKey(zone: zone, part: Layout.horizonPart),
             in: changeTable)
+        return pruned.count
+    }
+
+    /// Drops the deletion and purge events of a database's zones that happened before
+    /// `cutoff`, oldest first, at most `limit` of them, with their position and age entries,
+    /// and moves the database's horizon past the newest one dropped, as
+    /// ``pruneTombstones(zone:before:limit:txn:)`` does for a zone. Returns how many were
+    /// dropped. Events written before age entries existed have none, and are kept.
+    @discardableResult
+    func pruneZoneDeletions(
+        scope: Int, owner: String, before cutoff: Date, limit: Int = EngineDefaults.pruneBatchSize, txn: Store.WriteTransaction
+    ) throws -> Int {
+        let agePrefix = Layout.databaseKey(scope: scope, owner: owner, part: Layout.tombstoneAgePart)
+        let pruned = try expired(in: databaseChangeTable, agePrefix: agePrefix, before: cutoff, limit: limit, txn: txn)
+        guard let newest = pruned.last else { return 0 }
+        let logPrefix = Layout.databaseLogPrefix(scope: scope, owner: owner)
+        for event in pruned {
+            let position = Layout.position(sequence: event.sequence, row: event.item)
+            try txn.delete(logPrefix + position, in: databaseChangeTable)
+            try txn.delete(agePrefix + position, in: databaseChangeTable)
+            // The name's position entry goes only if it still points here (a FogKit from before
+            // age entries left them behind when a zone name was created again).
+            let last = Layout.databaseLastKey(scope: scope, owner: owner, zoneName: event.name)
+            if try txn.value(forKey: last, in: databaseChangeTable) == position { try txn.delete(last, in: databaseChangeTable) }
+        }
+        try txn.put(
+            Layout.position(sequence: newest.sequence, row: newest.item),
+            forKey: Layout.databaseKey(scope: scope, owner: owner, part: Layout.horizonPart), in: databaseChangeTable)
+        return pruned.count
+    }
+
+    /// The age entries under `agePrefix` (keys: prefix, sequence, second element; values: a
+    /// date, then a name) dated before `cutoff`, oldest first, at most `limit`: the scan
+    /// stops at the first entry that is young enough, or at the limit.
+    private func expired(
+        in table: Table, agePrefix: [UInt8], before cutoff: Date, limit: Int, txn: Store.WriteTransaction
+    ) throws -> [(sequence: Int64, item: Int64, name: String)] {
+        var found: [(sequence: Int64, item: Int64, name: String)] = []
+        guard limit > 0 else { return found }
+        try txn.scan(table, range: .prefix(agePrefix)) { key, value in
+            var r = ByteReader(value)
+            let deleted = try r.f64()
+            guard deleted < cutoff.timeIntervalSinceReferenceDate else { return false }
+            var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[agePrefix.count...]))
+            found.append((try reader.readInt64(), try reader.readInt64(), try r.rawString(count: value.count - 8)))
+            return found.count < limit
+        }
+        return found
     }
 
     /// The zone's horizon: the log position (sequence, row) of the newest pruned tombstone,
@@ -109,11 +155,18 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
     }
 
     /// Logs a zone event in its database's log; the zone keeps one entry, at its latest event.
-    func logZone(_ kind: ZoneChangeKind, address: ZoneAddress, zone: Int64, sequence: Int64, txn: Store.WriteTransaction) throws {
+    /// A deletion or purge also gets an age entry dated `now` (the clock when `nil`), by which
+    /// ``pruneZoneDeletions(scope:owner:before:limit:txn:)`` drops it once it is older than
+    /// the retention.
+    func logZone(
+        _ kind: ZoneChangeKind, address: ZoneAddress, zone: Int64, sequence: Int64, now: Date? = nil, txn: Store.WriteTransaction
+    ) throws {
         let last = Layout.databaseLastKey(scope: address.scope, owner: address.owner, zoneName: address.zoneName)
         let prefix = Layout.databaseLogPrefix(scope: address.scope, owner: address.owner)
+        let agePrefix = Layout.databaseKey(scope: address.scope, owner: address.owner, part: Layout.tombstoneAgePart)
         if let previous = try txn.value(forKey: last, in: databaseChangeTable) {
             try txn.delete(prefix + previous, in: databaseChangeTable)
+            try txn.delete(agePrefix + previous, in: databaseChangeTable)
         }
         let position = Layout.position(sequence: sequence, row: zone)
         var entry = ByteWriter(capacity: 8 + address.zoneName.utf8.count)
@@ -121,5 +174,22 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
         entry.raw(address.zoneName)
         try txn.put(entry.bytes, forKey: prefix + position, in: databaseChangeTable)
         try txn.put(position, forKey: last, in: databaseChangeTable)
+        if kind != .changed {
+            var age = ByteWriter(capacity: 8 + address.zoneName.utf8.count)
+            age.f64((now ?? Date()).timeIntervalSinceReferenceDate)
+            age.raw(address.zoneName)
+            try txn.put(age.bytes, forKey: agePrefix + position, in: databaseChangeTable)
+        }
+    }
+
+    /// The database's horizon: the log position (sequence, zone id) of the newest pruned zone
+    /// deletion, or `nil` when none was pruned (always so in a store written before zone
+    /// deletions were pruned).
+    func databaseHorizon(scope: Int, owner: String, txn: Store.ReadTransaction) throws -> (sequence: Int64, zone: Int64)? {
+        try txn.withValue(forKey: Layout.databaseKey(scope: scope, owner: owner, part: Layout.horizonPart), in: databaseChangeTable) {
+            value in
+            var reader = KeyReader(value)
+            return (try reader.readInt64(), try reader.readInt64())
+        }
     }
 }

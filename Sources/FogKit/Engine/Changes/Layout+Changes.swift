@@ -20,6 +20,8 @@ import Foundation
 /// |---|---|
 /// | (scope, owner, 0, sequence, zone id) | kind (`1` changed, `2` deleted, `3` purged), zone name |
 /// | (scope, owner, 1, zone name) | (sequence, zone id) tuple of the zone's entry |
+/// | (scope, owner, 2) | the horizon: (sequence, zone id) tuple of the newest pruned zone deletion |
+/// | (scope, owner, 4, sequence, zone id) | deletion age: deletion time (little-endian Float64 seconds since 2001), zone name |
 extension Layout {
     static let logPart: Int64 = 0
     static let tombstonePart: Int64 = 1
@@ -66,6 +68,15 @@ extension Layout {
         w.append(Int64(scope))
         w.append(owner)
         w.append(logPart)
+        return w.bytes
+    }
+
+    /// (scope, owner, part): the database's horizon, or the prefix of its age entries.
+    static func databaseKey(scope: Int, owner: String, part: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 48)
+        w.append(Int64(scope))
+        w.append(owner)
+        w.append(part)
         return w.bytes
     }
 

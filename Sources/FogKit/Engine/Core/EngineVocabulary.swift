@@ -59,6 +59,10 @@ struct QueryBatch: Sendable {
 enum EngineDefaults {
     /// How long tombstones stay in a zone's change log: 30 days.
     static let tombstoneRetention: TimeInterval = 30 * 86_400
+    /// The most tombstones (or zone deletion events) one request prunes, unless it deletes
+    /// more than half as many itself (then twice its own); the rest wait for the next request
+    /// that deletes in the zone (or database).
+    static let pruneBatchSize = 1_000
     /// Records in a query batch when the caller asks for the maximum (0).
     static let queryBatchSize = 100
     /// Changes in a change-feed page when the caller sets no limit.

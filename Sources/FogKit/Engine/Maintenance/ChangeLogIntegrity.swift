@@ -63,21 +63,39 @@ extension Maintenance {
         if names.count != tombstoneNames.count { problem("\(names.count) tombstone name entries for \(tombstoneNames.count) tombstones") }
 
         // The database logs: one entry per zone, changed for the zones that exist.
+        // A zone deletion's age entry, where there is one, is at the position of a deletion
+        // or purge event of the same zone name.
         var lastByZone: [Int64: ZoneChangeKind] = [:]
+        var deletionEvents: Set<[UInt8]> = []
+        var deletionAges: [[UInt8]] = []
         try txn.scan(databaseChangeTable) { key, value in
             report.indexEntryCount += 1
             var reader = KeyReader(key)
-            _ = try reader.readInt64()
-            _ = try reader.readString()
-            guard try reader.readInt64() == Layout.logPart else { return true }
+            let scope = try reader.readInt64()
+            let owner = try reader.readString()
+            let part = try reader.readInt64()
+            if part == Layout.tombstoneAgePart {
+                let position = reader.offset
+                _ = try reader.readInt64()
+                _ = try reader.readInt64()
+                deletionAges.append(
+                    Layout.databaseKey(scope: Int(scope), owner: owner, part: Layout.logPart) + Array(key[position..<reader.offset])
+                        + Array(value.dropFirst(8)))
+                return true
+            }
+            guard part == Layout.logPart else { return true }
             _ = try reader.readInt64()
             let zone = try reader.readInt64()
             guard let first = value.first, let kind = ZoneChangeKind(rawValue: first) else {
                 problem("database change entry of zone id \(zone) has no kind")
                 return true
             }
+            if kind != .changed { deletionEvents.insert(Array(key) + Array(value.dropFirst())) }
             if lastByZone.updateValue(kind, forKey: zone) != nil { problem("zone id \(zone) is logged twice") }
             return true
+        }
+        for age in deletionAges where !deletionEvents.contains(age) {
+            problem("a zone deletion age entry has no deletion event at its position")
         }
         for zone in zones {
             switch lastByZone[zone] {

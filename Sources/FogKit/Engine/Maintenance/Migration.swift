@@ -26,35 +26,39 @@ extension Maintenance {
     }
 
     /// Version 1 → 2: a log entry per record and an event per zone.
+    ///
+    /// Written as the records and zones are read, one at a time: nothing is gathered, so
+    /// memory does not grow with the store (the transaction's own dirty pages aside).
     private func backfillChangeLogs(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
-        var rows: [(row: Int64, record: StoredRecord)] = []
         var resolver = names.resolver
         try txn.scan(records) { key, value in
-            rows.append((try readBigEndianKey(key), try RecordCodec.decode(value, names: &resolver, desiredKeys: [])))
-            return true
-        }
-        for (row, record) in rows {
+            let row = try readBigEndianKey(key)
+            let record = try RecordCodec.decode(value, names: &resolver, desiredKeys: [])
             try changeLog.logSave(
                 zone: record.zone, row: row, name: record.recordName, previousSequence: nil, sequence: record.changeSequence, txn: txn)
+            return true
         }
-        var zoneEntries: [(ZoneAddress, ZoneInfo)] = []
         try txn.scan(zones) { key, value in
             var reader = KeyReader(key)
             let address = ZoneAddress(scope: Int(try reader.readInt64()), owner: try reader.readString(), zoneName: try reader.readString())
-            zoneEntries.append((address, try ZoneInfo.decode(value)))
-            return true
-        }
-        for (address, info) in zoneEntries {
+            let info = try ZoneInfo.decode(value)
             try changeLog.logZone(.changed, address: address, zone: info.id, sequence: info.createdSequence, txn: txn)
+            return true
         }
         names.resolver = resolver
     }
 
+    /// The most index entries the rebuild holds in memory at once.
+    static var rebuildChunkSize: Int { 16_384 }
+
     /// Version 2 → 3: `indexes` emptied with the layout of version 3 and filled again with
     /// every entry the records and the index definitions call for.
     ///
-    /// The entries are grouped by key and appended in key order, each key's rows in row
-    /// order (records are read in row order), which fills the table's pages.
+    /// The entries are appended in (key, row) order, which fills the table's pages, after an
+    /// external sort in bounded memory (``SortedRuns``): the records are read in row order,
+    /// their entries gathered in chunks of at most ``rebuildChunkSize``, each chunk sorted
+    /// and written to a scratch file in the store's directory, and the files merged. A
+    /// store whose entries fit in one chunk is sorted in memory, with no file.
     func rebuildIndexTable(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
         if try txn.layout(of: indexTable) != Layout.indexTableLayout {
             try txn.replaceWithEmpty(indexTable)
@@ -63,23 +67,24 @@ extension Maintenance {
         }
         var resolver = names.resolver
         let catalog = try indexStore.allDefinitions(txn: txn.readView, names: &resolver)
-        var rowsByKey: [[UInt8]: [Int64]] = [:]
-        if !catalog.isEmpty {
-            try txn.scan(records) { key, value in
-                let row = try readBigEndianKey(key)
-                let record = try RecordCodec.decode(value, names: &resolver)
-                guard let indexes = catalog[record.recordType], let type = try resolver.id(record.recordType) else { return true }
-                for entry in try IndexEntries.keys(
-                    of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) })
-                {
-                    rowsByKey[entry, default: []].append(row)
-                }
-                return true
+        guard !catalog.isEmpty else {
+            names.resolver = resolver
+            return
+        }
+        SortedRuns.removeLeftovers(in: directory)
+        let sorter = SortedRuns(directory: directory, chunkSize: Self.rebuildChunkSize)
+        try txn.scan(records) { key, value in
+            let row = try readBigEndianKey(key)
+            let record = try RecordCodec.decode(value, names: &resolver)
+            guard let indexes = catalog[record.recordType], let type = try resolver.id(record.recordType) else { return true }
+            for entry in try IndexEntries.keys(
+                of: record, zone: record.zone, type: type, indexes: indexes, fieldID: { try resolver.id($0) })
+            {
+                try sorter.append(entry, row: row)
             }
+            return true
         }
-        for key in rowsByKey.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            for row in rowsByKey[key]! { try txn.appendValue(bigEndianKey(row), forKey: key, in: indexTable) }
-        }
+        try sorter.merge { key, row in try txn.appendValue(bigEndianKey(row), forKey: key, in: indexTable) }
         names.resolver = resolver
     }
 

@@ -16,8 +16,9 @@ struct ModifyRun<Store: KeyValueStore> {
     let now: Date
     let sequence: Int64
     let clientChangeTokenData: Data?
-    /// Whether the zone being applied had a record deleted (its old tombstones are pruned).
-    private(set) var deletedInZone = false
+    /// How many records of the zone being applied were deleted, cascades included (its old
+    /// tombstones are pruned when any was).
+    private(set) var deletedInZone = 0
 
     private struct Item {
         enum Kind {
@@ -87,7 +88,7 @@ struct ModifyRun<Store: KeyValueStore> {
             }
             let allOrNothing = atomic && zone.capabilities.contains(.atomic)
             var applied = 0
-            deletedInZone = false
+            deletedInZone = 0
             // In an all-or-nothing zone a parent may be any record saved (and not
             // deleted) in the same request. Otherwise each save stands alone, so
             // parents are saved first and must exist when their children are planned.
@@ -186,10 +187,14 @@ struct ModifyRun<Store: KeyValueStore> {
         let address = try writer.zones.address(of: zoneID, in: context)
         try writer.changes.logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
         if let clientChangeTokenData { try writer.changes.storeClientChangeToken(clientChangeTokenData, zone: zone.id, txn: txn) }
-        if deletedInZone, context.tombstoneRetention.isFinite {
-            try writer.changes.pruneTombstones(zone: zone.id, before: now.addingTimeInterval(-context.tombstoneRetention), txn: txn)
+        if deletedInZone > 0, context.tombstoneRetention.isFinite {
+            // At least twice the tombstones this request adds, so that requests deleting more
+            // than a batch each (cascades) cannot let the backlog grow.
+            try writer.changes.pruneTombstones(
+                zone: zone.id, before: now.addingTimeInterval(-context.tombstoneRetention),
+                limit: max(EngineDefaults.pruneBatchSize, 2 * deletedInZone), txn: txn)
         }
-        deletedInZone = false
+        deletedInZone = 0
     }
 
     private func batchFailed(_ item: Item) -> FogError {
@@ -464,7 +469,7 @@ struct ModifyRun<Store: KeyValueStore> {
         try writer.changes.logDelete(
             zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
             now: now, txn: txn)
-        deletedInZone = true
+        deletedInZone += 1
         for target in deleteSelfTargets(record.values) {
             try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
         }

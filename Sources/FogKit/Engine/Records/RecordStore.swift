@@ -65,16 +65,22 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
     }
 
     /// Removes every record of a zone: its rows, names and references (the zone's keys in
-    /// `names` and `refs` start with the zone id, as do its index and change-log keys).
+    /// `names` and `refs` start with the zone id, as do its index and change-log keys). The
+    /// records go 1,024 at a time, so memory does not grow with the zone.
     func deleteAll(zone: Int64, in txn: Store.WriteTransaction) throws {
         let prefix = Layout.zoneRowsPrefix(zone: zone)
-        var rows: [Int64] = []
-        try txn.scan(names, range: .prefix(prefix)) { _, value in
-            rows.append(try readBigEndianKey(value))
-            return true
+        while true {
+            var chunk: [(name: [UInt8], row: Int64)] = []
+            try txn.scan(names, range: .prefix(prefix)) { key, value in
+                chunk.append((Array(key), try readBigEndianKey(value)))
+                return chunk.count < 1_024
+            }
+            for entry in chunk {
+                try txn.delete(bigEndianKey(entry.row), in: table)
+                try txn.delete(entry.name, in: names)
+            }
+            if chunk.count < 1_024 { break }
         }
-        for row in rows { try txn.delete(bigEndianKey(row), in: table) }
-        try txn.deleteAll(in: names, range: .prefix(prefix))
         try txn.deleteAll(in: refs, range: .prefix(prefix))
     }
 }

@@ -159,6 +159,9 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
         txn: Store.WriteTransaction
     ) throws -> ZoneOutcome {
         let sequence = try nextCounter(Layout.metaSequence, in: txn)
+        let now = Date()
+        var deleted: ZoneAddress?
+        var deletedCount = 0
         var saves: [(RecordZone.ID, Result<RecordZone, FogError>)] = []
         for zoneID in saveIDs {
             saves.append(
@@ -196,10 +199,18 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
                             try deleteZoneContents(info, in: txn)
                             try txn.delete(address.key, in: zones)
                             try txn.delete(bigEndianKey(info.id), in: zoneIDs)
-                            try changes.logZone(purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, txn: txn)
+                            try changes.logZone(
+                                purging ? .purged : .deleted, address: address, zone: info.id, sequence: sequence, now: now, txn: txn)
+                            deleted = address
+                            deletedCount += 1
                         }
                     }
                 ))
+        }
+        if let deleted, context.tombstoneRetention.isFinite {
+            try changes.pruneZoneDeletions(
+                scope: deleted.scope, owner: deleted.owner, before: now.addingTimeInterval(-context.tombstoneRetention),
+                limit: max(EngineDefaults.pruneBatchSize, 2 * deletedCount), txn: txn)
         }
         return (saves, deletes)
     }
