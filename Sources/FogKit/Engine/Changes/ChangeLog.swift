@@ -94,6 +94,7 @@ extension Engine {
                     page.moreComing = true
                     return false
                 }
+                guard key.starts(with: prefix) else { throw FormatError(message: "a key in zone \(info.id)'s change log is damaged") }
                 var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
                 let sequence = try reader.readInt64()
                 let row = try reader.readInt64()
@@ -173,6 +174,7 @@ extension Engine {
                     page.moreComing = true
                     return false
                 }
+                guard key.starts(with: prefix) else { throw FormatError(message: "a key in the database change log is damaged") }
                 var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
                 let sequence = try reader.readInt64()
                 let zone = try reader.readInt64()

@@ -136,6 +136,7 @@ extension Engine {
             var r = ByteReader(value)
             let deleted = try r.f64()
             guard deleted < cutoff.timeIntervalSinceReferenceDate else { return false }
+            guard key.starts(with: prefix) else { throw FormatError(message: "a key in zone \(zone)'s tombstone log is damaged") }
             var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
             pruned.append((try reader.readInt64(), try reader.readInt64(), try r.rawString(count: value.count - 8)))
             return true
