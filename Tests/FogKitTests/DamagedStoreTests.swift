@@ -186,12 +186,18 @@ import Testing
         }
         // A Swift trap (a failed check, an index out of range) ends the process with SIGILL or
         // SIGTRAP: FogKit's decoding is at fault, and so is a hang. A memory fault (SIGBUS,
-        // SIGSEGV) comes from LMDB following a damaged page number — to a page past the end
-        // of the file or to a wild address — before FogKit sees any bytes: LMDB does not check
-        // its pages, which is the storage layer's part of the issue (with the file size check
-        // at open), not the decoders'.
-        let storageFaults = crashes.filter { $0.reason == .uncaughtSignal && [SIGBUS, SIGSEGV].contains($0.status) }
-        let decodeFaults = crashes.filter { !($0.reason == .uncaughtSignal && [SIGBUS, SIGSEGV].contains($0.status)) }
+        // SIGSEGV) or one of LMDB's own assertions (SIGABRT after "mdb.c:…: Assertion …") comes
+        // from LMDB following a damaged page number — to a page past the end of the file, to a
+        // wild address, to a page of the wrong kind — before FogKit sees any bytes: LMDB does not
+        // check its pages, which is the storage layer's part of the issue (with the file size
+        // check at open), not the decoders'.
+        func inLMDB(_ outcome: Outcome) -> Bool {
+            guard outcome.reason == .uncaughtSignal else { return false }
+            return [SIGBUS, SIGSEGV].contains(outcome.status)
+                || (outcome.status == SIGABRT && outcome.stderr.contains("mdb.c:") && outcome.stderr.contains("Assertion"))
+        }
+        let storageFaults = crashes.filter(inLMDB)
+        let decodeFaults = crashes.filter { !inLMDB($0) }
         for outcome in decodeFaults { Issue.record("\(outcome)") }
         #expect(decodeFaults.isEmpty, "\(decodeFaults.count) of \(Self.copies * commands.count) runs on damaged copies trapped or hung")
         withKnownIssue("LMDB reads outside the map when a page number is damaged (storage layer)", isIntermittent: true) {
