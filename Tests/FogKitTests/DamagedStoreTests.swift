@@ -23,7 +23,8 @@ import Testing
         let reason: Process.TerminationReason?
         let status: Int32
         let stderr: String
-        var crashed: Bool { reason != .exit }
+        /// Killed by a signal, hung, or (in a build with the address sanitizer) reported by it.
+        var crashed: Bool { reason != .exit || stderr.contains("ERROR: AddressSanitizer") }
         var description: String {
             let how =
                 reason == nil
@@ -84,6 +85,9 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         // A crash ends the child at once instead of waiting for a backtrace.
         environment["SWIFT_BACKTRACE"] = "enable=no"
+        // Under `scripts/sanitize address`, the child is built with ASan: let faults end it by
+        // their signal, as in a normal build, and its reports (which exit 1) show on stderr.
+        environment["ASAN_OPTIONS"] = "handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0"
         process.environment = environment
         let collected = Mutex(Data())
         errors.fileHandleForReading.readabilityHandler = { handle in
