@@ -27,16 +27,77 @@ public class DatabaseOperation: Operation, @unchecked Sendable {
         super.init()
     }
 
+    /// Guards ``phase`` and ``deferredCancel``. Recursive: Foundation may notify observers of
+    /// `isCancelled` (which read it) from inside `cancel()`.
+    private let lifecycle = NSRecursiveLock()
+    /// Where the operation is between `start()` and `main()`; guarded by ``lifecycle``.
+    private var phase = Phase.waiting
+    /// Whether a cancellation arrived while the operation was being started; guarded by ``lifecycle``.
+    private var deferredCancel = false
+
+    private enum Phase {
+        /// Not started yet: a cancellation applies at once, and `start()` reports it.
+        case waiting
+        /// In `start()`, before `main()`: a cancellation waits for `main()`, which reports it.
+        case starting
+        /// In `main()`, or `start()` is over: a cancellation applies at once.
+        case running
+    }
+
     /// Starts the operation; a cancelled operation reports
     /// ``FogError/Code/operationCancelled`` to its result blocks and finishes.
+    ///
+    /// Every operation reports exactly once, whenever it is cancelled. Foundation's `start()`
+    /// skips `main()` for an operation cancelled before it gets there, so a cancellation
+    /// landing between a check here and Foundation's own would report nothing; instead, a
+    /// cancellation that arrives after this check waits for `main()` (see ``cancel()``).
     override public func start() {
+        if isFinished { return super.start() }
         if let qos = configuration.qualityOfService { qualityOfService = qos }
-        if isCancelled { finish(with: cancellationError()) }
+        let cancelledBeforeStart = lifecycle.withLock {
+            phase = .starting
+            return super.isCancelled
+        }
+        // Foundation will not call `main()`: report the cancellation now, before the
+        // operation finishes.
+        if cancelledBeforeStart { finish(with: cancellationError()) }
         super.start()
+        // If `main()` did not run although this check found no cancellation (a Foundation
+        // that reads the deferred cancellation through `isCancelled`), report it now.
+        let skipped = lifecycle.withLock {
+            defer { phase = .running }
+            return phase == .starting
+        }
+        if skipped, !cancelledBeforeStart {
+            super.cancel()
+            finish(with: cancellationError())
+        }
+    }
+
+    /// Cancels the operation. Before it runs, it reports ``FogError/Code/operationCancelled``;
+    /// while it runs, it stops where it can (between pages or records) and reports the same;
+    /// once it has reported, cancelling changes nothing.
+    override public func cancel() {
+        lifecycle.withLock {
+            if phase == .starting {
+                deferredCancel = true
+            } else {
+                super.cancel()
+            }
+        }
+    }
+
+    /// Whether the operation was cancelled (a cancellation deferred while it starts included).
+    override public var isCancelled: Bool {
+        lifecycle.withLock { deferredCancel || super.isCancelled }
     }
 
     /// Runs the operation's work. Called by `start()`; do not call it directly.
     override public func main() {
+        lifecycle.withLock {
+            phase = .running
+            if deferredCancel { super.cancel() }
+        }
         guard !isCancelled else { return finish(with: cancellationError()) }
         guard let database else {
             return finish(

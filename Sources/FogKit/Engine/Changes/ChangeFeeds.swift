@@ -106,6 +106,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                     page.moreComing = true
                     return false
                 }
+                guard key.starts(with: prefix) else { throw FormatError(message: "a key in zone \(zone)'s change log is damaged") }
                 var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
                 let sequence = try reader.readInt64()
                 let row = try reader.readInt64()
@@ -192,6 +193,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                     page.moreComing = true
                     return false
                 }
+                guard key.starts(with: prefix) else { throw FormatError(message: "a key in the database change log is damaged") }
                 var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
                 let sequence = try reader.readInt64()
                 let zone = try reader.readInt64()

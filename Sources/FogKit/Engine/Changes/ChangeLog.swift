@@ -127,6 +127,7 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
             var r = ByteReader(value)
             let deleted = try r.f64()
             guard deleted < cutoff.timeIntervalSinceReferenceDate else { return false }
+            guard key.starts(with: agePrefix) else { throw FormatError(message: "a key of the change log's age entries is damaged") }
             var reader = KeyReader(UnsafeRawBufferPointer(rebasing: key[agePrefix.count...]))
             found.append((try reader.readInt64(), try reader.readInt64(), try r.rawString(count: value.count - 8)))
             return found.count < limit
