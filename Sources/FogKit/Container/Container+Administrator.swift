@@ -33,11 +33,7 @@ extension Container {
         /// The options the administrator was opened with (and gives the containers it makes),
         /// with the durability its commits get: the one it asked for, or a stronger one
         /// that another container of this process opened the same directory with.
-        public var configuration: Configuration {
-            var configuration = requestedConfiguration
-            configuration.durability = Container.Durability(engine.effectiveDurability)
-            return configuration
-        }
+        public var configuration: Configuration { requestedConfiguration.committing(with: engine) }
         private let requestedConfiguration: Configuration
 
         let engine: StoreEngine

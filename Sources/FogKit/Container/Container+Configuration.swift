@@ -84,6 +84,16 @@ extension Container {
     }
 }
 
+extension Container.Configuration {
+    /// This configuration with the durability that `engine`'s commits get (at least the one
+    /// asked for: commits of one store are shared, so they get the strongest one asked for).
+    func committing(with engine: StoreEngine) -> Self {
+        var configuration = self
+        configuration.durability = Container.Durability(engine.effectiveDurability)
+        return configuration
+    }
+}
+
 extension Container.Durability {
     /// The durability of the store's form `storage`.
     init(_ storage: StorageDurability) {

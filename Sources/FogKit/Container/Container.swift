@@ -32,11 +32,7 @@ public final class Container: Sendable {
     /// the one it asked for, or a stronger one when another container or administrator
     /// of this process has the same directory open with a stronger one (commits of one
     /// store are shared, so they get the strongest durability asked for).
-    public var configuration: Configuration {
-        var configuration = requestedConfiguration
-        configuration.durability = Container.Durability(engine.effectiveDurability)
-        return configuration
-    }
+    public var configuration: Configuration { requestedConfiguration.committing(with: engine) }
     private let requestedConfiguration: Configuration
 
     let engine: StoreEngine
