@@ -86,27 +86,53 @@ func option(_ name: String) -> String? {
     return arguments[i + 1]
 }
 
-switch arguments.first {
+let command = arguments.first
+let rest = Array(arguments.dropFirst())
+let durability = Container.Durability(rawValue: option("--durability") ?? "durable") ?? .durable
+let only = Set((option("--only") ?? "").split(separator: ",").map(String.init))
+let counts = (
+    requests: Int(option("--requests") ?? "") ?? 6400, rounds: Int(option("--rounds") ?? ""),
+    records: Int(option("--records") ?? "") ?? 20_000, tags: Int(option("--tags") ?? "") ?? 50,
+    tombstones: Int(option("--tombstones") ?? "") ?? 300_000, zones: Int(option("--zones") ?? "") ?? 100_000
+)
+
+/// Runs `body` on the cooperative pool while the main thread waits, so that `main` stays
+/// synchronous: Valgrind 3.19 stops with an internal error on a program whose `main` is async
+/// (its main thread parks in Dispatch's `sigsuspend`), and callgrind's instruction counts are
+/// how changes are compared on these shared machines
+/// (`valgrind --tool=callgrind fog-bench workloads --only W2a`).
+func runBlocking(_ body: @escaping @Sendable () async throws -> Void) {
+    final class Outcome: @unchecked Sendable { var error: (any Error)? }
+    let outcome = Outcome()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { try await body() } catch { outcome.error = error }
+        done.signal()
+    }
+    done.wait()
+    if let error = outcome.error {
+        FileHandle.standardError.write(Data("fog-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+switch command {
 case "writers":
-    let durability = Container.Durability(rawValue: option("--durability") ?? "durable") ?? .durable
-    let requests = Int(option("--requests") ?? "") ?? 6400
-    let rounds = Int(option("--rounds") ?? "") ?? 3
-    try await concurrentWriters(durability: durability, requests: requests, rounds: rounds)
+    runBlocking { try await concurrentWriters(durability: durability, requests: counts.requests, rounds: counts.rounds ?? 3) }
 case "workloads":
-    let durability = Container.Durability(rawValue: option("--durability") ?? "durable") ?? .durable
-    selectedWorkloads = Set((option("--only") ?? "").split(separator: ",").map(String.init))
-    try await referenceWorkloads(durability: durability)
+    selectedWorkloads = only
+    runBlocking { try await referenceWorkloads(durability: durability) }
 case "anatomy":
-    try await fetchAnatomy()
+    runBlocking { try await fetchAnatomy() }
 case "changes":
-    try await changeFeed(rounds: Int(option("--rounds") ?? "") ?? 3)
+    runBlocking { try await changeFeed(rounds: counts.rounds ?? 3) }
 case "bounded":
-    try await boundedWork(
-        records: Int(option("--records") ?? "") ?? 20_000, tags: Int(option("--tags") ?? "") ?? 50,
-        tombstones: Int(option("--tombstones") ?? "") ?? 300_000, zones: Int(option("--zones") ?? "") ?? 100_000,
-        only: Set((option("--only") ?? "").split(separator: ",").map(String.init)))
+    runBlocking {
+        try await boundedWork(
+            records: counts.records, tags: counts.tags, tombstones: counts.tombstones, zones: counts.zones, only: only)
+    }
 case "bounded-step":
-    try await boundedStep(Array(arguments.dropFirst()))
+    runBlocking { try await boundedStep(rest) }
 default:
     print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]")
     print("       fog-bench changes [--rounds R]")
