@@ -20,7 +20,7 @@ struct InfoCommand: AsyncParsableCommand {
         out += "store       \(info.directory.path)\n"
         out += "container   \(info.containerIdentifier)\n"
         out += "format      version \(info.formatVersion), incarnation \(info.incarnation)\n"
-        out += "size        \(info.fileSize) bytes on disk, \(info.reservedSize) reserved\n"
+        out += "size        \(info.fileSize) bytes on disk, \(info.reservedSize) bytes reserved\n"
         out += "commits     \(info.commitSequence)\n"
         out += "users       \(info.userCount)\n"
         out += "records     \(info.recordCount)\n"
