@@ -46,7 +46,7 @@ let package = Package(
         ),
         // MARK: - Tests
         // A process the fault tests start and kill (reader slots, power loss); not a product.
-        .executableTarget(name: "FogTestHelper", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB", "CLMDB"], swiftSettings: swiftSettings),
+        .executableTarget(name: "FogTestHelper", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB"], swiftSettings: swiftSettings),
         // Helpers the test targets share (temporary stores and directories, seeded
         // generators, sample records); not a product.
         .target(name: "FogKitTesting", dependencies: ["FogKit"], swiftSettings: swiftSettings),
