@@ -63,30 +63,21 @@ extension Layout {
         return w.bytes
     }
 
-    static func databaseLogPrefix(scope: Int, owner: String) -> [UInt8] {
-        var w = KeyWriter(capacity: 48)
-        w.append(Int64(scope))
-        w.append(owner)
-        w.append(logPart)
-        return w.bytes
-    }
+    static func databaseLogPrefix(scope: Int, owner: String) -> [UInt8] { databaseKey(scope: scope, owner: owner, part: logPart) }
 
-    /// (scope, owner, part): the database's horizon, or the prefix of its age entries.
-    static func databaseKey(scope: Int, owner: String, part: Int64) -> [UInt8] {
-        var w = KeyWriter(capacity: 48)
+    /// (scope, owner, part, rest…): a key of a database's log (`logPart`), its zones' last
+    /// entries (`tombstonePart`), its horizon, or its age entries.
+    static func databaseKey(scope: Int, owner: String, part: Int64, _ rest: (inout KeyWriter) -> Void = { _ in }) -> [UInt8] {
+        var w = KeyWriter(capacity: 64)
         w.append(Int64(scope))
         w.append(owner)
         w.append(part)
+        rest(&w)
         return w.bytes
     }
 
     static func databaseLastKey(scope: Int, owner: String, zoneName: String) -> [UInt8] {
-        var w = KeyWriter(capacity: 64)
-        w.append(Int64(scope))
-        w.append(owner)
-        w.append(tombstonePart)
-        w.append(zoneName)
-        return w.bytes
+        databaseKey(scope: scope, owner: owner, part: tombstonePart) { $0.append(zoneName) }
     }
 }
 
