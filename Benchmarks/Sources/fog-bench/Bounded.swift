@@ -245,44 +245,20 @@ private func makeTombstones(_ directory: URL, count: Int, keep: Bool = false) as
 /// Opens with a retention of 0 (every tombstone has expired) and deletes: the first request,
 /// then more until none is left.
 private func pruneTombstones(_ directory: URL) async throws {
-    let before = peakRSS()
-    let container = try Container(
-        identifier: benchIdentifier, directory: directory, user: "bench",
-        configuration: .init(durability: .none, tombstoneRetention: benchRetention))
-    defer { container.close() }
-    let database = container.privateCloudDatabase
     let zone = RecordZone.ID(zoneName: "T")
-    let initial = try tableCounts(directory, ["changes"])["changes"]!
-    var requests = 0
-    var previous = initial
-    var firstLine = ""
-    // Opening and a first save, without pruning, so that `warm` is the baseline of a store in use.
-    try await database.save(Record(recordType: "Note", recordID: Record.ID(recordName: "probe-0", zoneID: zone)))
-    let warm = peakRSS()
-    var anonymous = AnonymousPeak()
-    let start = Date()
-    while true {
-        let probe = Record.ID(recordName: "probe-\(requests)", zoneID: zone)
-        if requests > 0 { try await database.save(Record(recordType: "Note", recordID: probe)) }
-        try await database.deleteRecord(withID: probe)
-        requests += 1
-        let now = try tableCounts(directory, ["changes"])["changes"]!
-        if requests == 1 {
-            firstLine =
-                "prune-tombstones    peak RSS \(mib(before)) before opening, \(mib(warm)) open, \(mib(peakRSS())) after the first "
-                + "deleting request (anonymous peak \(mib(anonymous.stop())); changes entries \(initial) → \(now), \(String(format: "%.3f", Date().timeIntervalSince(start))) s); "
-                + residentNow()
-            anonymous = AnonymousPeak()
-        }
-        // A request adds a tombstone (3 entries) and prunes the older ones: done when nothing
-        // but the newest tombstone is left.
-        if now >= previous || now <= 3 { break }
-        previous = now
-    }
-    print(firstLine)
-    print(
-        "prune-tombstones    peak RSS \(mib(peakRSS())) after \(requests) deleting requests (anonymous peak \(mib(anonymous.stop())), "
-            + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s), changes entries left \(previous); \(residentNow())")
+    // A request adds a tombstone (3 entries) and prunes the older ones: done when nothing but
+    // the newest tombstone is left.
+    try await measurePruning(
+        "prune-tombstones", directory: directory, table: "changes", floor: 3, request: "deleting request",
+        requests: "deleting requests",
+        prepare: { database in
+            try await database.save(Record(recordType: "Note", recordID: Record.ID(recordName: "probe-0", zoneID: zone)))
+        },
+        probe: { database, n in
+            let probe = Record.ID(recordName: "probe-\(n)", zoneID: zone)
+            if n > 0 { try await database.save(Record(recordType: "Note", recordID: probe)) }
+            try await database.deleteRecord(withID: probe)
+        })
 }
 
 /// `count` zones created and deleted: `count` deletion events under the default retention.
@@ -305,40 +281,57 @@ private func makeZones(_ directory: URL, count: Int) async throws {
 /// Opens with a retention of 0 (every zone deletion has expired) and deletes zones: the first
 /// request, then more until no older deletion is left (or none goes, as before pruning existed).
 private func pruneZones(_ directory: URL) async throws {
+    try await measurePruning(
+        "prune-zones", directory: directory, table: "dbchanges", floor: 8, request: "zone deletion", requests: "zone deletions",
+        prepare: { database in _ = try await database.save(RecordZone(zoneName: "probe-0")) },
+        probe: { database, n in
+            let probe = RecordZone.ID(zoneName: "probe-\(n)")
+            if n > 0 { _ = try await database.save(RecordZone(zoneID: probe)) }
+            _ = try await database.deleteRecordZone(withID: probe)
+        })
+}
+
+/// Opens the store with the pruning retention, runs `prepare` (opening and a first write,
+/// without pruning, so that the "open" figure is the baseline of a store in use), then `probe`
+/// requests until `table` stops shrinking or holds at most `floor` entries. Prints the peak
+/// RSS after the first request and after the last, with the anonymous peaks.
+private func measurePruning(
+    _ label: String, directory: URL, table: String, floor: Int, request: String, requests requestsName: String,
+    prepare: (Database) async throws -> Void, probe: (Database, Int) async throws -> Void
+) async throws {
     let before = peakRSS()
     let container = try Container(
         identifier: benchIdentifier, directory: directory, user: "bench",
         configuration: .init(durability: .none, tombstoneRetention: benchRetention))
     defer { container.close() }
     let database = container.privateCloudDatabase
-    let initial = try tableCounts(directory, ["dbchanges"])["dbchanges"]!
+    let initial = try tableCounts(directory, [table])[table]!
     var requests = 0
     var previous = initial
     var firstLine = ""
-    _ = try await database.save(RecordZone(zoneName: "probe-0"))
+    try await prepare(database)
     let warm = peakRSS()
     var anonymous = AnonymousPeak()
     let start = Date()
+    let column = label.padding(toLength: 19, withPad: " ", startingAt: 0)
     while true {
-        let probe = RecordZone.ID(zoneName: "probe-\(requests)")
-        if requests > 0 { _ = try await database.save(RecordZone(zoneID: probe)) }
-        _ = try await database.deleteRecordZone(withID: probe)
+        try await probe(database, requests)
         requests += 1
-        let now = try tableCounts(directory, ["dbchanges"])["dbchanges"]!
+        let now = try tableCounts(directory, [table])[table]!
         if requests == 1 {
             firstLine =
-                "prune-zones         peak RSS \(mib(before)) before opening, \(mib(warm)) open, \(mib(peakRSS())) after the first "
-                + "zone deletion (anonymous peak \(mib(anonymous.stop())); dbchanges entries \(initial) → \(now), \(String(format: "%.3f", Date().timeIntervalSince(start))) s); "
-                + residentNow()
+                "\(column) peak RSS \(mib(before)) before opening, \(mib(warm)) open, \(mib(peakRSS())) after the first "
+                + "\(request) (anonymous peak \(mib(anonymous.stop())); \(table) entries \(initial) → \(now), "
+                + "\(String(format: "%.3f", Date().timeIntervalSince(start))) s); " + residentNow()
             anonymous = AnonymousPeak()
         }
-        if now >= previous || now <= 8 { break }
+        if now >= previous || now <= floor { break }
         previous = now
     }
     print(firstLine)
     print(
-        "prune-zones         peak RSS \(mib(peakRSS())) after \(requests) zone deletions (anonymous peak \(mib(anonymous.stop())), "
-            + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s), dbchanges entries left \(previous); \(residentNow())")
+        "\(column) peak RSS \(mib(peakRSS())) after \(requests) \(requestsName) (anonymous peak \(mib(anonymous.stop())), "
+            + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s), \(table) entries left \(previous); \(residentNow())")
 }
 
 /// The retention of the pruning steps: 0 (everything older than now has expired), or
