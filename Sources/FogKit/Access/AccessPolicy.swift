@@ -169,7 +169,10 @@ struct AccessPolicy: Sendable {
     /// (before any zone or record is known).
     @inline(__always)
     func check(_ action: AccessAction, in context: DatabaseContext) throws(FogError) {
-        try check(action, AccessRequest(caller: context.caller, scope: context.scope))
+        // The hot case of ``check(_:_:)``, decided before any request is built: building and
+        // dropping one costs about 2,000 instructions per fetch (callgrind, W2a).
+        if context.user != nil, context.scope == .private, !action.writes { return }
+        try decide(action, AccessRequest(caller: context.caller, scope: context.scope))
     }
 
     /// Which candidates of a query the caller may see, once the database-level
