@@ -26,10 +26,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // LMDB calls that a damaged file cannot crash (signal guard); used by FogStorageLMDB only.
+        .target(name: "CLMDBGuard", dependencies: ["CLMDB"]),
         // MARK: - Library layers (arrows point down only)
         // The storage interface (no backend), then LMDB behind it; only FogStorageLMDB imports CLMDB.
         .target(name: "FogStorage", swiftSettings: swiftSettings),
-        .target(name: "FogStorageLMDB", dependencies: ["FogStorage", "CLMDB"], swiftSettings: swiftSettings),
+        .target(name: "FogStorageLMDB", dependencies: ["FogStorage", "CLMDB", "CLMDBGuard"], swiftSettings: swiftSettings),
         .target(
             name: "FogKit",
             dependencies: ["FogStorage", "FogStorageLMDB", .product(name: "HeapModule", package: "swift-collections")],

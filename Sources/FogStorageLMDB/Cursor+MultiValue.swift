@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 
 extension LMDBCursor {
@@ -81,7 +82,7 @@ extension LMDBCursor {
         guard found else { return 0 }
         guard hasDuplicates else { return 1 }
         var count = 0
-        try transaction.check(mdb_cursor_count(handle, &count), "count the values of a key")
+        try transaction.check(fog_mdb_cursor_count(handle, &count), "count the values of a key")
         return count
     }
 }

@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 
 /// A position in a table, for ordered scans.
@@ -33,7 +34,8 @@ public final class LMDBCursor {
     @inline(__always)
     func move(_ op: MDB_cursor_op, key: inout MDB_val, value: inout MDB_val) throws -> Bool {
         precondition(!isClosed, "FogStorage misuse: cursor used after close")
-        let rc = mdb_cursor_get(handle, &key, &value, op)
+        try transaction.checkUsable()
+        let rc = fog_mdb_cursor_get(handle, &key, &value, op)
         if rc == MDB_NOTFOUND { return false }
         try transaction.check(rc, "cursor move")
         return true

@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 import Foundation
 
@@ -55,12 +56,19 @@ public struct LMDBError: Error, Hashable, Sendable, RawRepresentable, CustomStri
     /// `MDB_BAD_VALSIZE`: a key or value has an unsupported size (an empty key, or a key
     /// longer than LMDB's maximum of 511 bytes).
     public static let badValueSize = LMDBError(rawValue: MDB_BAD_VALSIZE)
+    /// A guarded LMDB call met a damaged page: one past the end of the file, at a wild
+    /// address, or of the wrong kind (the fault or LMDB's assertion ended the call, not the
+    /// process). The transaction is rolled back.
+    public static let damaged = LMDBError(rawValue: FOG_MDB_DAMAGED)
     /// The environment was closed before the call.
     public static let environmentClosed = LMDBError(rawValue: -1)
 
     /// LMDB's description of the code (`mdb_strerror`).
     public var description: String {
         if self == .environmentClosed { return "the environment is closed" }
+        if self == .damaged {
+            return "the data file is damaged: a page it refers to is past the end of the file or not of the kind expected"
+        }
         return String(cString: mdb_strerror(rawValue))
     }
 
@@ -75,6 +83,7 @@ public struct LMDBError: Error, Hashable, Sendable, RawRepresentable, CustomStri
         case .mapFull, .tablesFull, .transactionFull, .cursorFull, .pageFull: .full
         case .readersFull: .temporarilyUnavailable("every reader slot of the store is taken")
         case .pageNotFound, .corrupted, .panic: .corrupted("LMDB: \(description)")
+        case .damaged: .corrupted(description)
         case .versionMismatch, .invalidFile, .incompatible: .incompatible
         case .badValueSize: .keyTooLarge
         default:

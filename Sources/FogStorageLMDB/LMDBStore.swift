@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 import Foundation
 import Synchronization
@@ -106,6 +107,8 @@ public final class LMDBStore: @unchecked Sendable {
         var env: OpaquePointer?
         try lmdbCheck(mdb_env_create(&env), "create environment")
         let handle = env!
+        // A damaged page makes the guarded calls fail with `damaged`, not end the process.
+        fog_mdb_guard_environment(handle)
         var opened = false
         defer { if !opened { mdb_env_close(handle) } }
         try lmdbCheck(mdb_env_set_maxdbs(handle, MDB_dbi(max(32, configuration.tables.count + 8))))
@@ -137,14 +140,14 @@ public final class LMDBStore: @unchecked Sendable {
             // The layout only applies to a table this creates: LMDB opens an existing table
             // with the flags stored in it, whatever these say.
             let flags = (configuration.createsMissingTables ? UInt32(MDB_CREATE) : 0) | configuration.layout(ofTable: name).lmdbFlags
-            let rc = mdb_dbi_open(txn, name, flags, &dbi)
+            let rc = fog_mdb_dbi_open(txn, name, flags, &dbi)
             if rc != 0 {
                 mdb_txn_abort(txn)
                 throw LMDBError(rawValue: rc).storageError
             }
             tables[name] = Table(name: name, identifier: dbi)
         }
-        try lmdbCheck(mdb_txn_commit(txn), "commit table creation")
+        try lmdbCheck(commitTransaction(txn), "commit table creation")
         self.handle = handle
         self.tables = tables
         closing.enter()
@@ -464,14 +467,14 @@ public final class LMDBStore: @unchecked Sendable {
                 try lmdbCheck(rc, "begin a transaction to reopen \(tables)")
                 for table in tables {
                     var dbi: MDB_dbi = 0
-                    let rc = mdb_dbi_open(txn, table.name, 0, &dbi)
+                    let rc = fog_mdb_dbi_open(txn, table.name, 0, &dbi)
                     if rc != 0 || dbi != table.identifier {
                         mdb_txn_abort(txn)
                         throw StorageError.other(
                             "cannot reopen table \(table) as handle \(table.identifier) (got \(dbi)): \(LMDBError(rawValue: rc))")
                     }
                 }
-                try lmdbCheck(mdb_txn_commit(txn), "reopen \(tables)")
+                try lmdbCheck(commitTransaction(txn), "reopen \(tables)")
                 return
             }
         } catch {

@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 
 extension LMDBReadTransaction {
@@ -38,7 +39,7 @@ extension LMDBWriteTransaction {
         guard try hasDuplicates(table) else { throw StorageError.incompatible }
         if appending {
             let rc = withMDBVal(key) { k in
-                withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_APPENDDUP)) }
+                withMDBVal(value) { v in fog_mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_APPENDDUP)) }
             }
             // `MDB_KEYEXIST`: not above the key's last value, or there; insert it normally.
             if rc != MDB_KEYEXIST {
@@ -47,7 +48,7 @@ extension LMDBWriteTransaction {
             }
         }
         let rc = withMDBVal(key) { k in
-            withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_NODUPDATA)) }
+            withMDBVal(value) { v in fog_mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_NODUPDATA)) }
         }
         if rc == MDB_KEYEXIST { return false }
         try check(rc, "insert into \(table)", keyCount: key.count)
@@ -62,12 +63,12 @@ extension LMDBWriteTransaction {
     public func appendValue(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws {
         guard try hasDuplicates(table) else { throw StorageError.incompatible }
         var rc = withMDBVal(key) { k in
-            withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_APPEND)) }
+            withMDBVal(value) { v in fog_mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_APPEND)) }
         }
         if rc == MDB_KEYEXIST {
             // The key is not above the last key: another value of the last key.
             rc = withMDBVal(key) { k in
-                withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_APPENDDUP)) }
+                withMDBVal(value) { v in fog_mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_APPENDDUP)) }
             }
         }
         try check(rc, "append to \(table)", keyCount: key.count)
@@ -82,7 +83,7 @@ extension LMDBWriteTransaction {
     public func removeValue(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws -> Bool {
         guard try hasDuplicates(table) else { throw StorageError.incompatible }
         let rc = withMDBVal(key) { k in
-            withMDBVal(value) { v in mdb_del(txn, table.identifier, &k, &v) }
+            withMDBVal(value) { v in fog_mdb_del(txn, table.identifier, &k, &v) }
         }
         if rc == MDB_NOTFOUND { return false }
         try check(rc, "delete from \(table)", keyCount: key.count)

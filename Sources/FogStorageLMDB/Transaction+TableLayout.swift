@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 
 extension LMDBReadTransaction {
@@ -13,6 +14,7 @@ extension LMDBReadTransaction {
     /// Whether `table` has a multi-value layout (LMDB's sorted duplicates).
     @inline(__always)
     func hasDuplicates(_ table: Table) throws -> Bool {
+        try checkUsable()
         var flags: UInt32 = 0
         try check(mdb_dbi_flags(txn, table.identifier, &flags), "read the flags of \(table)")
         return flags & UInt32(MDB_DUPSORT) != 0
@@ -32,11 +34,11 @@ extension LMDBWriteTransaction {
     public func replaceWithEmpty(_ table: Table) throws {
         precondition(isAlone, "FogStorage misuse: replaceWithEmpty(\(table)) outside writeAloneAndWait")
         let layout = environment.configuration.layout(ofTable: table.name)
-        try check(mdb_drop(txn, table.identifier, 1), "drop \(table)")
+        try check(fog_mdb_drop(txn, table.identifier, 1), "drop \(table)")
         // From here on the handle is closed until the new table's is opened and committed.
         if !recreatedTables.contains(table) { recreatedTables.append(table) }
         var dbi: MDB_dbi = 0
-        try check(mdb_dbi_open(txn, table.name, UInt32(MDB_CREATE) | layout.lmdbFlags, &dbi), "create \(table)")
+        try check(fog_mdb_dbi_open(txn, table.name, UInt32(MDB_CREATE) | layout.lmdbFlags, &dbi), "create \(table)")
         // LMDB takes the lowest free handle, and FogStorage closes no other one.
         precondition(dbi == table.identifier, "FogStorage bug: table \(table) came back as handle \(dbi), not \(table.identifier)")
     }

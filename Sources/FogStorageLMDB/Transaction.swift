@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 import Foundation
 
@@ -15,6 +16,14 @@ public class LMDBReadTransaction {
     /// Set when an LMDB call reported that the map is full; the writer then grows
     /// the map and retries the batch, whatever the caller did with the error.
     var sawMapFull = false
+    /// Set when a guarded LMDB call stopped on a damaged page: LMDB's state for the
+    /// transaction is then undefined, so every later call throws instead of reaching LMDB,
+    /// and the transaction can only be rolled back.
+    var isDamaged = false
+    /// The first failure an LMDB call of the transaction reported (other than "not found" and
+    /// "exists"): LMDB then refuses the transaction (`MDB_BAD_TXN`), which is reported as this
+    /// failure, its cause.
+    var firstFailure: StorageError?
     /// Whether the transaction only reads (`false` for a ``LMDBWriteTransaction``).
     public let isReadOnly: Bool
 
@@ -28,11 +37,32 @@ public class LMDBReadTransaction {
     /// from a bad value size.
     @inline(__always)
     func check(_ code: Int32, _ what: @autoclosure () -> String, keyCount: Int? = nil) throws(StorageError) {
+        if code == 0 { return }
         if code == MDB_MAP_FULL { sawMapFull = true }
-        // After a map-full error that the caller swallowed, LMDB refuses the
-        // transaction; report it as map full so the body stops and is replayed.
-        if code == MDB_BAD_TXN && sawMapFull { throw .full }
-        try lmdbCheck(code, what(), keyCount: keyCount)
+        if code == FOG_MDB_DAMAGED { isDamaged = true }
+        if code == MDB_BAD_TXN {
+            // After a map-full error that the caller swallowed, LMDB refuses the
+            // transaction; report it as map full so the body stops and is replayed.
+            if sawMapFull { throw .full }
+            // Otherwise the transaction failed before: report that cause. With no failure
+            // reported before, LMDB met a damaged page and reported it as the end of the data
+            // (`MDB_NOTFOUND`) while marking the transaction failed.
+            throw firstFailure
+                ?? .corrupted("LMDB gave up on the transaction after meeting a damaged page (MDB_BAD_TXN in \(what()))")
+        }
+        do {
+            try lmdbCheck(code, what(), keyCount: keyCount)
+        } catch {
+            if firstFailure == nil, code != MDB_NOTFOUND, code != MDB_KEYEXIST { firstFailure = error }
+            throw error
+        }
+    }
+
+    /// Throws the damage a guarded call met earlier in this transaction, before another
+    /// call reaches LMDB's undefined state.
+    @inline(__always)
+    func checkUsable() throws(StorageError) {
+        if isDamaged { throw LMDBError.damaged.storageError }
     }
 
     /// Calls `body` with the value stored under `key`, or returns `nil` when the key
@@ -41,8 +71,9 @@ public class LMDBReadTransaction {
     public func withValue<R>(
         forKey key: [UInt8], in table: Table, _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
+        try checkUsable()
         var data = MDB_val()
-        let rc = withMDBVal(key) { k in mdb_get(txn, table.identifier, &k, &data) }
+        let rc = withMDBVal(key) { k in fog_mdb_get(txn, table.identifier, &k, &data) }
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "get from \(table)", keyCount: key.count)
         return try body(data.buffer)
@@ -54,9 +85,10 @@ public class LMDBReadTransaction {
     public func withValue<R>(
         forKey key: UnsafeRawBufferPointer, in table: Table, _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
+        try checkUsable()
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
-        let rc = mdb_get(txn, table.identifier, &k, &data)
+        let rc = fog_mdb_get(txn, table.identifier, &k, &data)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "get from \(table)", keyCount: key.count)
         return try body(data.buffer)
@@ -74,6 +106,7 @@ public class LMDBReadTransaction {
 
     /// Opens a cursor over `table`, valid until the transaction ends.
     public func cursor(on table: Table) throws -> LMDBCursor {
+        try checkUsable()
         let duplicates = try hasDuplicates(table)
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, table.identifier, &cursor), "open cursor on \(table)")
@@ -99,6 +132,7 @@ public class LMDBReadTransaction {
     /// The number of entries in `table` (in a table with a multi-value layout,
     /// of (key, value) pairs).
     public func count(of table: Table) throws -> Int {
+        try checkUsable()
         var stat = MDB_stat()
         try check(mdb_stat(txn, table.identifier, &stat), "stat \(table)")
         return stat.ms_entries
@@ -128,8 +162,9 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// a multi-value layout, adds the pair (key, value) to the key's values
     /// instead (nothing changes when the pair is there).
     public func put(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws {
+        try checkUsable()
         let rc = withMDBVal(key) { k in
-            withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, 0) }
+            withMDBVal(value) { v in fog_mdb_put(txn, table.identifier, &k, &v, 0) }
         }
         try check(rc, "put into \(table)", keyCount: key.count)
     }
@@ -140,9 +175,10 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
         count: Int, forKey key: [UInt8], in table: Table, append: Bool,
         _ fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws {
+        try checkUsable()
         var data = MDB_val(mv_size: count, mv_data: nil)
         let flags = UInt32(MDB_RESERVE) | (append ? UInt32(MDB_APPEND) : 0)
-        let rc = withMDBVal(key) { k in mdb_put(txn, table.identifier, &k, &data, flags) }
+        let rc = withMDBVal(key) { k in fog_mdb_put(txn, table.identifier, &k, &data, flags) }
         try check(rc, "put into \(table)", keyCount: key.count)
         fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
     }
@@ -152,8 +188,9 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// - Returns: `false` when the key was already present (nothing is written).
     @discardableResult
     public func insert(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws -> Bool {
+        try checkUsable()
         let rc = withMDBVal(key) { k in
-            withMDBVal(value) { v in mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_NOOVERWRITE)) }
+            withMDBVal(value) { v in fog_mdb_put(txn, table.identifier, &k, &v, UInt32(MDB_NOOVERWRITE)) }
         }
         if rc == MDB_KEYEXIST { return false }
         try check(rc, "insert into \(table)", keyCount: key.count)
@@ -165,7 +202,8 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// - Returns: whether the key was present.
     @discardableResult
     public func delete(_ key: [UInt8], in table: Table) throws -> Bool {
-        let rc = withMDBVal(key) { k in mdb_del(txn, table.identifier, &k, nil) }
+        try checkUsable()
+        let rc = withMDBVal(key) { k in fog_mdb_del(txn, table.identifier, &k, nil) }
         if rc == MDB_NOTFOUND { return false }
         try check(rc, "delete from \(table)", keyCount: key.count)
         return true
@@ -204,6 +242,7 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
 
     /// Removes every entry of `table`; the table itself stays.
     public func clear(_ table: Table) throws {
-        try check(mdb_drop(txn, table.identifier, 0), "clear \(table)")
+        try checkUsable()
+        try check(fog_mdb_drop(txn, table.identifier, 0), "clear \(table)")
     }
 }

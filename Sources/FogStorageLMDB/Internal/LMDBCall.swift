@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 
 /// The one place where LMDB return codes become Swift errors.
@@ -31,4 +32,13 @@ extension MDB_val {
     var buffer: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: mv_data, count: mv_size)
     }
+}
+
+/// Commits `txn` (`mdb_txn_commit`, guarded). LMDB frees the transaction whatever the outcome,
+/// except when the guard stopped the commit on a damaged page: then it is aborted here, so
+/// that in every case the handle is gone when this returns.
+func commitTransaction(_ txn: OpaquePointer?) -> Int32 {
+    let rc = fog_mdb_txn_commit(txn)
+    if rc == FOG_MDB_DAMAGED { mdb_txn_abort(txn) }
+    return rc
 }

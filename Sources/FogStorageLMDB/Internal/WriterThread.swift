@@ -1,4 +1,5 @@
 internal import CLMDB
+internal import CLMDBGuard
 import FogStorage
 import Foundation
 import Synchronization
@@ -133,6 +134,7 @@ final class WriterThread: @unchecked Sendable {
             var results: [Result<Void, any Error>] = []
             results.reserveCapacity(jobs.count)
             var mapFull = false
+            var damaged = false
             // Tables recreated by the transaction: their handles must be opened again if
             // it is rolled back (only a job that runs alone may recreate).
             var recreated: [Table] = []
@@ -141,6 +143,7 @@ final class WriterThread: @unchecked Sendable {
                 txn.isAlone = jobs[0].alone
                 do {
                     try jobs[0].body(txn)
+                    try txn.checkUsable()
                     if txn.sawMapFull { mapFull = true } else { results.append(.success(())) }
                 } catch {
                     if txn.sawMapFull {
@@ -154,6 +157,7 @@ final class WriterThread: @unchecked Sendable {
                 recreated = txn.recreatedTables
             } else {
                 for job in jobs {
+                    if damaged { break }
                     var child: OpaquePointer?
                     let rc = mdb_txn_begin(env.handle, parent, 0, &child)
                     if rc != 0 {
@@ -165,15 +169,21 @@ final class WriterThread: @unchecked Sendable {
                         continue
                     }
                     let txn = LMDBWriteTransaction(txn: child!, environment: env, isReadOnly: false)
+                    // A damaged page met inside a nested transaction leaves LMDB's state of the
+                    // whole group undefined: nothing of the group may be committed.
+                    defer { if txn.isDamaged { damaged = true } }
                     do {
                         try job.body(txn)
+                        // The body caught the damage error and went on: roll back all the same.
+                        try txn.checkUsable()
                         if txn.sawMapFull {
                             // The body swallowed a map-full error: replay the group.
                             mdb_txn_abort(child)
                             mapFull = true
                             break
                         }
-                        let rc = mdb_txn_commit(child)
+                        let rc = commitTransaction(child)
+                        if rc == FOG_MDB_DAMAGED { txn.isDamaged = true }
                         if rc == MDB_MAP_FULL {
                             mapFull = true
                             break
@@ -189,13 +199,18 @@ final class WriterThread: @unchecked Sendable {
                     }
                 }
             }
+            if damaged {
+                mdb_txn_abort(parent)
+                env.reopenTables(recreated)
+                return Array(repeating: .failure(LMDBError.damaged.storageError), count: jobs.count)
+            }
             if mapFull {
                 mdb_txn_abort(parent)
                 env.reopenTables(recreated)
                 do { try env.growMap() } catch { return Array(repeating: .failure(error), count: jobs.count) }
                 continue
             }
-            let commitCode = mdb_txn_commit(parent)
+            let commitCode = commitTransaction(parent)
             // A failed commit has rolled the transaction back.
             if commitCode != 0 { env.reopenTables(recreated) }
             if commitCode == MDB_MAP_FULL {
