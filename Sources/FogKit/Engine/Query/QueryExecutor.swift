@@ -181,6 +181,9 @@ struct QueryRun<Store: KeyValueStore> {
     private let readsUsers: Bool
     /// The fields whose payloads a candidate's view checks: those the query reads and returns.
     private let checking: FieldSelection
+    /// The fields a candidate of an in-memory sort checks: those the predicate and the sort
+    /// read. The records returned are viewed again, checking the returned fields.
+    private let filtering: FieldSelection
     /// Which candidates the caller may see (the access policy's answer for the query).
     private let candidates: CandidateCheck
 
@@ -205,7 +208,8 @@ struct QueryRun<Store: KeyValueStore> {
         }
         fieldIDs = FieldIDs(ids)
         // A token search over every field reads them all.
-        checking = prepared.filterFields == nil ? .all : table.selection.union(FieldSelection(ids: Array(ids.values)))
+        filtering = prepared.filterFields == nil ? .all : FieldSelection(ids: Array(ids.values))
+        checking = table.selection.union(filtering)
         let keys = prepared.order.map(\.key) + Self.keys(of: prepared.predicate)
         readsUsers = keys.contains {
             $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID
@@ -268,16 +272,19 @@ struct QueryRun<Store: KeyValueStore> {
             }
             return (matches, more)
         }
-        // Gather the candidates, keep the best `limit + 1` matches after the position.
+        // Gather the candidates, keep the best `limit + 1` matches after the position. A
+        // candidate's view checks only what the predicate and the sort read; one the heap keeps
+        // keeps a copy of its bytes (when small), so that the winners are not read again.
         var heap = Heap<HeapItem>()
         let keep = limit == .max ? limit : limit + 1
         func offer(_ row: Int64, _ buffer: UnsafeRawBufferPointer) throws {
-            guard let fields = try matchesView(buffer) else { return }
+            guard let fields = try matchesView(buffer, checking: filtering) else { return }
             let key = orderKey.key(for: fields, row: row)
             // Continuing: only what comes after the cursor's position.
-            if let position, !position.lexicographicallyPrecedes(key) { return }
-            if heap.count == keep, let worst = heap.max, !key.lexicographicallyPrecedes(worst.key) { return }
-            heap.insert(HeapItem(row: row, key: key))
+            if let position, !HeapItem.precedes(position, key) { return }
+            if heap.count == keep, let worst = heap.max, !HeapItem.precedes(key, worst.key) { return }
+            let bytes = buffer.count <= HeapItem.largestCopy ? [UInt8](buffer) : nil
+            heap.insert(HeapItem(row: row, key: key, bytes: bytes))
             if heap.count > keep { _ = heap.removeMax() }
         }
         if case .typeScan = prepared.path {
@@ -300,14 +307,16 @@ struct QueryRun<Store: KeyValueStore> {
         while let item = heap.popMin() { best.append(item) }
         let more = best.count > limit
         if more { best.removeLast(best.count - limit) }
-        // Only the batch's records are made, as they are returned.
+        // Only the batch's records are made, as they are returned: from the bytes kept (read
+        // in this snapshot), or read again.
         let matches = try best.map { item in
-            guard
-                let record = try executor.records.withRecord(
-                    item.row, in: txn, { try makeRecord(RecordView($0, checking: table.selection)) })
-            else {
-                throw FormatError(message: "row \(item.row) vanished inside a snapshot")
+            let made: Record?
+            if let bytes = item.bytes {
+                made = try bytes.withUnsafeBytes { try makeRecord(RecordView($0, checking: table.selection)) }
+            } else {
+                made = try executor.records.withRecord(item.row, in: txn) { try makeRecord(RecordView($0, checking: table.selection)) }
             }
+            guard let record = made else { throw FormatError(message: "row \(item.row) vanished inside a snapshot") }
             return QueryMatch(row: item.row, record: record, key: item.key)
         }
         return (matches, more)
@@ -315,14 +324,23 @@ struct QueryRun<Store: KeyValueStore> {
 
     /// The fields of the encoded record `buffer` when it belongs to the query's zone and
     /// type and matches the predicate (or, with `check` false, whatever it holds).
+    ///
+    /// A predicate the access path decides (``PreparedQuery/indexDecides``) is not evaluated.
     private mutating func matchesView(_ buffer: UnsafeRawBufferPointer, check: Bool = true) throws -> ViewFields? {
+        try matchesView(buffer, checking: checking, check: check)
+    }
+
+    /// ``matchesView(_:check:)`` with a view that checks the payloads of `checking`.
+    private mutating func matchesView(
+        _ buffer: UnsafeRawBufferPointer, checking: FieldSelection, check: Bool = true
+    ) throws -> ViewFields? {
         let view = try RecordView(buffer, checking: checking)
         guard !check || (view.zone == zone && view.type == type) else { return nil }
         guard !check || candidates.allows(creator: view.creator) else { return nil }
         let fields = ViewFields(
             view: view, ids: fieldIDs, creator: readsUsers ? try names.name(view.creator) : nil,
             modifier: readsUsers ? try names.name(view.modifier) : nil)
-        guard !check || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
+        guard !check || prepared.indexDecides || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
         return fields
     }
 
@@ -471,12 +489,34 @@ struct QueryRun<Store: KeyValueStore> {
     }
 }
 
-/// A candidate in the heap, ordered by its order key.
+/// A candidate in the heap, ordered by its order key, with a copy of its encoded record
+/// when that is at most ``largestCopy`` bytes.
 private struct HeapItem: Comparable {
     let row: Int64
     let key: [UInt8]
-    static func < (a: HeapItem, b: HeapItem) -> Bool { a.key.lexicographicallyPrecedes(b.key) }
+    let bytes: [UInt8]?
+
+    /// The largest record a candidate keeps a copy of (a larger one is read again if it wins),
+    /// which bounds the heap's memory by the limit.
+    static let largestCopy = 8 * 1024
+
+    static func < (a: HeapItem, b: HeapItem) -> Bool { precedes(a.key, b.key) }
     static func == (a: HeapItem, b: HeapItem) -> Bool { a.key == b.key }
+
+    /// Whether `a` comes before `b` byte by byte (a prefix first), with `memcmp`.
+    @inline(__always)
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in
+                let n = min(x.count, y.count)
+                if n > 0, let p = x.baseAddress, let q = y.baseAddress {
+                    let c = memcmp(p, q, n)
+                    if c != 0 { return c < 0 }
+                }
+                return x.count < y.count
+            }
+        }
+    }
 }
 
 extension IndexValue: CustomStringConvertible {
