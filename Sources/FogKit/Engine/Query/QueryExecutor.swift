@@ -179,6 +179,9 @@ struct QueryRun<Store: KeyValueStore> {
     private let fieldIDs: FieldIDs
     /// Whether the predicate or the sort reads the creator or the last modifier.
     private let readsUsers: Bool
+    /// The name id of each sort key (`nil` for a name the store never saw) when every sort
+    /// key is a user field: order keys then read the values straight from the view.
+    private let sortFieldIDs: [Int64?]?
     /// The fields whose payloads a candidate's view checks: those the query reads and returns.
     private let checking: FieldSelection
     /// The fields a candidate of an in-memory sort checks: those the predicate and the sort
@@ -214,6 +217,8 @@ struct QueryRun<Store: KeyValueStore> {
         readsUsers = keys.contains {
             $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID
         }
+        let userSort = prepared.order.allSatisfy { PredicateKey(name: $0.key).systemKind == nil }
+        sortFieldIDs = userSort ? prepared.order.map { ids[$0.key] } : nil
     }
 
     /// The fields a predicate reads, system fields included.
@@ -277,9 +282,10 @@ struct QueryRun<Store: KeyValueStore> {
         // keeps a copy of its bytes (when small), so that the winners are not read again.
         var heap = Heap<HeapItem>()
         let keep = limit == .max ? limit : limit + 1
+        let sortFieldIDs = sortFieldIDs
         func offer(_ row: Int64, _ buffer: UnsafeRawBufferPointer) throws {
             guard let fields = try matchesView(buffer, checking: filtering) else { return }
-            let key = orderKey.key(for: fields, row: row)
+            let key = Self.key(orderKey, fields, row: row, sortFieldIDs: sortFieldIDs)
             // Continuing: only what comes after the cursor's position.
             if let position, !HeapItem.precedes(position, key) { return }
             if heap.count == keep, let worst = heap.max, !HeapItem.precedes(key, worst.key) { return }
@@ -342,6 +348,16 @@ struct QueryRun<Store: KeyValueStore> {
             modifier: readsUsers ? try names.name(view.modifier) : nil)
         guard !check || prepared.indexDecides || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
         return fields
+    }
+
+    /// The order key of a candidate: user fields' values read from the view by name id (as
+    /// ``ViewFields/value(forKey:)`` reads them, without matching the key against the
+    /// system fields' names).
+    /// (Static: a method would copy the run, names and all, for every candidate.)
+    @inline(__always)
+    private static func key(_ orderKey: OrderKey, _ fields: ViewFields, row: Int64, sortFieldIDs: [Int64?]?) -> [UInt8] {
+        guard let ids = sortFieldIDs else { return orderKey.key(for: fields, row: row) }
+        return orderKey.key(row: row) { i in ids[i].flatMap { fields.view.value(of: $0) } }
     }
 
     /// The client's record for the encoded record `view`, with the desired fields.
