@@ -111,7 +111,8 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
                 ? "\(orderText), as the access path reads (stops after \(limit))" : "\(orderText), in memory (best \(limit) kept)"
             return QueryPlan(
                 access: access,
-                filter: p.predicate == .value(true) ? "none" : p.predicate.formatted,
+                filter: p.predicate == .value(true)
+                    ? "none" : p.indexDecides ? "none, the index range is exact: \(p.predicate.formatted)" : p.predicate.formatted,
                 order: order,
                 fields: p.decodedFields.map { $0.isEmpty ? "none" : $0.sorted().joined(separator: ", ") } ?? "all",
                 scansRecordType: scans,
