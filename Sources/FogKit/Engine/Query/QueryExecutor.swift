@@ -163,9 +163,10 @@ struct QueryMatch {
 
 /// One batch of a prepared query inside a read transaction.
 ///
-/// Candidates are tested on ``RecordView``s, in place: a candidate that does not match, or
-/// that an in-memory sort drops, costs no allocation beyond its order key. Only the
-/// records returned are copied out (``EncodedFields``).
+/// Candidates are tested on ``RecordView``s, in place: a candidate that does not match costs
+/// no allocation, and one that an in-memory sort drops none beyond its order key (and the copy
+/// of its bytes while the heap held it). Only the records returned are copied out
+/// (``EncodedFields``).
 struct QueryRun<Store: KeyValueStore> {
     let executor: QueryExecutor<Store>
     let prepared: PreparedQuery
@@ -418,18 +419,14 @@ struct QueryRun<Store: KeyValueStore> {
             while true {
                 var truncated: [UInt8]?
                 var stopped = false
-                let visit = { (key: UnsafeRawBufferPointer, row: UnsafeRawBufferPointer) throws -> Bool in
+                // The closure is passed, not stored: its captures stay on the stack, unchecked.
+                try scanEntries(range, after: after, reverse: reverse) { key, row in
                     if IndexValue.isTruncatedElement(key[prefix.count...]) {
                         truncated = Array(key)
                         return false
                     }
                     stopped = !(try body(try readBigEndianKey(row)))
                     return !stopped
-                }
-                if let after {
-                    try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, visit)
-                } else {
-                    try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, visit)
                 }
                 guard !stopped, let key = truncated, try group(key, after: nil) else { return }
                 after = (key: key, value: pastRows)
@@ -495,13 +492,20 @@ struct QueryRun<Store: KeyValueStore> {
     private func scanRows(
         _ range: ScanRange, after: (key: [UInt8], value: [UInt8])? = nil, reverse: Bool = false, _ body: (Int64) throws -> Bool
     ) throws {
-        let visit = { (_: UnsafeRawBufferPointer, row: UnsafeRawBufferPointer) throws -> Bool in
-            try body(try readBigEndianKey(row))
-        }
+        try scanEntries(range, after: after, reverse: reverse) { _, row in try body(try readBigEndianKey(row)) }
+    }
+
+    /// Scans the index entries whose keys are in `range`, strictly after the entry `after`
+    /// when given, handing `body` each key and row (valid during the call).
+    @inline(__always)
+    private func scanEntries(
+        _ range: ScanRange, after: (key: [UInt8], value: [UInt8])?, reverse: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         if let after {
-            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, visit)
+            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, body)
         } else {
-            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, visit)
+            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, body)
         }
     }
 }
