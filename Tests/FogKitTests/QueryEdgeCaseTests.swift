@@ -97,6 +97,40 @@ import Testing
         #expect(Set(try await names(db, "Doc", zone, "n > %@", -1e19)) == ["max", "min"])
     }
 
+    // An INT64 range read from the field's sortable index is not evaluated again (the range
+    // holds exactly the matches): its bounds, exclusive and inclusive, at the extremes and
+    // empty, and a cursor's resumption must give what the evaluator defines.
+    @Test func integerRangesTheIndexDecides() async throws {
+        let zone = try await db.save(RecordZone(zoneName: "Z")).zoneID
+        try await store.admin.setIndexes(.sortable, forField: "n", ofRecordType: "Doc")
+        let values: [Int64] = [.min, -300, -3, -1, 0, 1, 2, 255, 256, 10_000, .max]
+        let name = { (value: Int64) in "v\(values.firstIndex(of: value)!)" }
+        try await save(db, zone, "Doc", values.map { (name($0), ["n": $0]) } + [("none", ["m": Int64(1)])])
+        func expected(_ test: (Int64) -> Bool) -> Set<String> { Set(values.filter(test).map(name)) }
+        #expect(Set(try await names(db, "Doc", zone, "n > %@", Int64(-1))) == expected { $0 > -1 })
+        #expect(Set(try await names(db, "Doc", zone, "n >= %@", Int64(-1))) == expected { $0 >= -1 })
+        #expect(Set(try await names(db, "Doc", zone, "n < %@", Int64(256))) == expected { $0 < 256 })
+        #expect(Set(try await names(db, "Doc", zone, "n <= %@", Int64(256))) == expected { $0 <= 256 })
+        #expect(Set(try await names(db, "Doc", zone, "n BETWEEN %@", [Int64(-3), Int64(255)])) == expected { $0 >= -3 && $0 <= 255 })
+        #expect(Set(try await names(db, "Doc", zone, "n BETWEEN %@", [Int64(2), Int64(-1)])).isEmpty)
+        #expect(Set(try await names(db, "Doc", zone, "n >= %@", Int64.min)) == expected { _ in true })
+        #expect(Set(try await names(db, "Doc", zone, "n > %@", Int64.max)).isEmpty)
+        #expect(Set(try await names(db, "Doc", zone, "n <= %@", Int64.max)) == expected { _ in true })
+
+        let query = Query(recordType: "Doc", predicate: try QueryPredicate(format: "n BETWEEN %@", [Int64(-300), Int64(10_000)]))
+        #expect(try db.explain(query, inZoneWith: zone).filter.hasPrefix("none, the index range is exact"))
+        let fraction = Query(recordType: "Doc", predicate: try QueryPredicate(format: "n > %@", 2.5))
+        #expect(!(try db.explain(fraction, inZoneWith: zone).filter.hasPrefix("none")))
+        // Pages of 2, in index order, resumed from cursors.
+        var (matches, cursor) = try await db.records(matching: query, inZoneWith: zone, desiredKeys: [], resultsLimit: 2)
+        var seen = matches.map(\.0.recordName)
+        while let next = cursor {
+            (matches, cursor) = try await db.records(continuingMatchFrom: next, desiredKeys: [], resultsLimit: 2)
+            seen += matches.map(\.0.recordName)
+        }
+        #expect(seen == values.filter { $0 >= -300 && $0 <= 10_000 }.map(name))
+    }
+
     // Finding 6: the complemented encoding of a descending string/bytes key is not
     // prefix-free when the next key is an ascending null (0x00).
     @Test func descendingBytesThenAscendingMissing() async throws {

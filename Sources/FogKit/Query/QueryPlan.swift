@@ -11,8 +11,10 @@
 public struct QueryPlan: Sendable, Hashable, CustomStringConvertible {
     /// How the records are found: the index and keys read, or a scan of the record type.
     public let access: String
-    /// The conditions checked on each record read (the whole predicate, so results never
-    /// depend on which index was chosen).
+    /// The conditions checked on each record read: the whole predicate, so results never
+    /// depend on which index was chosen — or none when the index range read holds exactly
+    /// the matches (one range condition on an INT64 field with INT64 bounds, read from that
+    /// field's sortable index).
     public let filter: String
     /// How the results are ordered: by the index read, or in memory (with a top-K heap when
     /// the batch is limited).

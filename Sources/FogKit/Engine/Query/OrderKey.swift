@@ -18,20 +18,28 @@ struct OrderKey {
     var rowDescending: Bool { !(order.last?.ascending ?? true) }
 
     func key(for record: some PredicateFields, row: Int64) -> [UInt8] {
+        key(row: row) { record.value(forKey: order[$0].key) }
+    }
+
+    /// The key of the record at `row` whose sort values `value` gives: the value of the
+    /// `i`th sort key (`nil` when missing), as ``PredicateFields/value(forKey:)`` reads it.
+    @inline(__always)
+    func key(row: Int64, value: (Int) -> FieldValue?) -> [UInt8] {
         // One writer for the whole key; descending elements are complemented in place.
         var w = KeyWriter(capacity: 32)
-        for (index, sort) in order.enumerated() {
+        for index in order.indices {
             let start = w.bytes.count
-            if let center = sort.relativeLocation {
-                if case .location(let l)? = record.value(forKey: sort.key) {
+            let ascending = order[index].ascending
+            if let center = order[index].relativeLocation {
+                if case .location(let l)? = value(index) {
                     w.append(GeoGrid.distance(l, center))
                 } else {
                     w.append(Double.infinity)
                 }
             } else {
-                (record.value(forKey: sort.key).flatMap(IndexValue.init) ?? .null).appendOrdered(to: &w)
+                (value(index).flatMap(IndexValue.init) ?? .null).appendOrdered(to: &w)
             }
-            if !sort.ascending {
+            if !ascending {
                 w.complement(from: start)
                 // A complemented string is a byte prefix of the complement of its continuations
                 // (`"a"` and `"a\0"`); `FF FF` occurs nowhere else, so it ends the element before

@@ -16,7 +16,9 @@ protocol PredicateFields {
 /// described in `Docs/Queries.md`.
 ///
 /// Every record a query returns passes this check, whichever index found it, so the
-/// indexes only have to find a superset of the matches.
+/// indexes only have to find a superset of the matches — except when the index range read
+/// holds exactly the matches (``PreparedQuery/indexDecides``), where the check would only
+/// repeat what the range decided.
 struct PredicateEvaluator {
     /// The time `now()` stands for.
     let now: Date

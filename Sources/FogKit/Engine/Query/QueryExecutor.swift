@@ -111,7 +111,8 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
                 ? "\(orderText), as the access path reads (stops after \(limit))" : "\(orderText), in memory (best \(limit) kept)"
             return QueryPlan(
                 access: access,
-                filter: p.predicate == .value(true) ? "none" : p.predicate.formatted,
+                filter: p.predicate == .value(true)
+                    ? "none" : p.indexDecides ? "none, the index range is exact: \(p.predicate.formatted)" : p.predicate.formatted,
                 order: order,
                 fields: p.decodedFields.map { $0.isEmpty ? "none" : $0.sorted().joined(separator: ", ") } ?? "all",
                 scansRecordType: scans,
@@ -162,9 +163,10 @@ struct QueryMatch {
 
 /// One batch of a prepared query inside a read transaction.
 ///
-/// Candidates are tested on ``RecordView``s, in place: a candidate that does not match, or
-/// that an in-memory sort drops, costs no allocation beyond its order key. Only the
-/// records returned are copied out (``EncodedFields``).
+/// Candidates are tested on ``RecordView``s, in place: a candidate that does not match costs
+/// no allocation, and one that an in-memory sort drops none beyond its order key (and the copy
+/// of its bytes while the heap held it). Only the records returned are copied out
+/// (``EncodedFields``).
 struct QueryRun<Store: KeyValueStore> {
     let executor: QueryExecutor<Store>
     let prepared: PreparedQuery
@@ -179,8 +181,14 @@ struct QueryRun<Store: KeyValueStore> {
     private let fieldIDs: FieldIDs
     /// Whether the predicate or the sort reads the creator or the last modifier.
     private let readsUsers: Bool
+    /// The name id of each sort key (`nil` for a name the store never saw) when every sort
+    /// key is a user field: order keys then read the values straight from the view.
+    private let sortFieldIDs: [Int64?]?
     /// The fields whose payloads a candidate's view checks: those the query reads and returns.
     private let checking: FieldSelection
+    /// The fields a candidate of an in-memory sort checks: those the predicate and the sort
+    /// read. The records returned are viewed again, checking the returned fields.
+    private let filtering: FieldSelection
     /// Which candidates the caller may see (the access policy's answer for the query).
     private let candidates: CandidateCheck
 
@@ -205,11 +213,14 @@ struct QueryRun<Store: KeyValueStore> {
         }
         fieldIDs = FieldIDs(ids)
         // A token search over every field reads them all.
-        checking = prepared.filterFields == nil ? .all : table.selection.union(FieldSelection(ids: Array(ids.values)))
+        filtering = prepared.filterFields == nil ? .all : FieldSelection(ids: Array(ids.values))
+        checking = table.selection.union(filtering)
         let keys = prepared.order.map(\.key) + Self.keys(of: prepared.predicate)
         readsUsers = keys.contains {
             $0 == Record.SystemFieldKey.creatorUserRecordID || $0 == Record.SystemFieldKey.lastModifiedUserRecordID
         }
+        let userSort = prepared.order.allSatisfy { PredicateKey(name: $0.key).systemKind == nil }
+        sortFieldIDs = userSort ? prepared.order.map { ids[$0.key] } : nil
     }
 
     /// The fields a predicate reads, system fields included.
@@ -268,16 +279,20 @@ struct QueryRun<Store: KeyValueStore> {
             }
             return (matches, more)
         }
-        // Gather the candidates, keep the best `limit + 1` matches after the position.
+        // Gather the candidates, keep the best `limit + 1` matches after the position. A
+        // candidate's view checks only what the predicate and the sort read; one the heap keeps
+        // keeps a copy of its bytes (when small), so that the winners are not read again.
         var heap = Heap<HeapItem>()
         let keep = limit == .max ? limit : limit + 1
+        let sortFieldIDs = sortFieldIDs
         func offer(_ row: Int64, _ buffer: UnsafeRawBufferPointer) throws {
-            guard let fields = try matchesView(buffer) else { return }
-            let key = orderKey.key(for: fields, row: row)
+            guard let fields = try matchesView(buffer, checking: filtering) else { return }
+            let key = Self.key(orderKey, fields, row: row, sortFieldIDs: sortFieldIDs)
             // Continuing: only what comes after the cursor's position.
-            if let position, !position.lexicographicallyPrecedes(key) { return }
-            if heap.count == keep, let worst = heap.max, !key.lexicographicallyPrecedes(worst.key) { return }
-            heap.insert(HeapItem(row: row, key: key))
+            if let position, !HeapItem.precedes(position, key) { return }
+            if heap.count == keep, let worst = heap.max, !HeapItem.precedes(key, worst.key) { return }
+            let bytes = buffer.count <= HeapItem.largestCopy ? [UInt8](buffer) : nil
+            heap.insert(HeapItem(row: row, key: key, bytes: bytes))
             if heap.count > keep { _ = heap.removeMax() }
         }
         if case .typeScan = prepared.path {
@@ -300,14 +315,16 @@ struct QueryRun<Store: KeyValueStore> {
         while let item = heap.popMin() { best.append(item) }
         let more = best.count > limit
         if more { best.removeLast(best.count - limit) }
-        // Only the batch's records are made, as they are returned.
+        // Only the batch's records are made, as they are returned: from the bytes kept (read
+        // in this snapshot), or read again.
         let matches = try best.map { item in
-            guard
-                let record = try executor.records.withRecord(
-                    item.row, in: txn, { try makeRecord(RecordView($0, checking: table.selection)) })
-            else {
-                throw FormatError(message: "row \(item.row) vanished inside a snapshot")
+            let made: Record?
+            if let bytes = item.bytes {
+                made = try bytes.withUnsafeBytes { try makeRecord(RecordView($0, checking: table.selection)) }
+            } else {
+                made = try executor.records.withRecord(item.row, in: txn) { try makeRecord(RecordView($0, checking: table.selection)) }
             }
+            guard let record = made else { throw FormatError(message: "row \(item.row) vanished inside a snapshot") }
             return QueryMatch(row: item.row, record: record, key: item.key)
         }
         return (matches, more)
@@ -315,15 +332,34 @@ struct QueryRun<Store: KeyValueStore> {
 
     /// The fields of the encoded record `buffer` when it belongs to the query's zone and
     /// type and matches the predicate (or, with `check` false, whatever it holds).
+    ///
+    /// A predicate the access path decides (``PreparedQuery/indexDecides``) is not evaluated.
     private mutating func matchesView(_ buffer: UnsafeRawBufferPointer, check: Bool = true) throws -> ViewFields? {
+        try matchesView(buffer, checking: checking, check: check)
+    }
+
+    /// ``matchesView(_:check:)`` with a view that checks the payloads of `checking`.
+    private mutating func matchesView(
+        _ buffer: UnsafeRawBufferPointer, checking: FieldSelection, check: Bool = true
+    ) throws -> ViewFields? {
         let view = try RecordView(buffer, checking: checking)
         guard !check || (view.zone == zone && view.type == type) else { return nil }
         guard !check || candidates.allows(creator: view.creator) else { return nil }
         let fields = ViewFields(
             view: view, ids: fieldIDs, creator: readsUsers ? try names.name(view.creator) : nil,
             modifier: readsUsers ? try names.name(view.modifier) : nil)
-        guard !check || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
+        guard !check || prepared.indexDecides || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
         return fields
+    }
+
+    /// The order key of a candidate: user fields' values read from the view by name id (as
+    /// ``ViewFields/value(forKey:)`` reads them, without matching the key against the
+    /// system fields' names).
+    /// (Static: a method would copy the run, names and all, for every candidate.)
+    @inline(__always)
+    private static func key(_ orderKey: OrderKey, _ fields: ViewFields, row: Int64, sortFieldIDs: [Int64?]?) -> [UInt8] {
+        guard let ids = sortFieldIDs else { return orderKey.key(for: fields, row: row) }
+        return orderKey.key(row: row) { i in ids[i].flatMap { fields.view.value(of: $0) } }
     }
 
     /// The client's record for the encoded record `view`, with the desired fields.
@@ -383,18 +419,14 @@ struct QueryRun<Store: KeyValueStore> {
             while true {
                 var truncated: [UInt8]?
                 var stopped = false
-                let visit = { (key: UnsafeRawBufferPointer, row: UnsafeRawBufferPointer) throws -> Bool in
+                // The closure is passed, not stored: its captures stay on the stack, unchecked.
+                try scanEntries(range, after: after, reverse: reverse) { key, row in
                     if IndexValue.isTruncatedElement(key[prefix.count...]) {
                         truncated = Array(key)
                         return false
                     }
                     stopped = !(try body(try readBigEndianKey(row)))
                     return !stopped
-                }
-                if let after {
-                    try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, visit)
-                } else {
-                    try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, visit)
                 }
                 guard !stopped, let key = truncated, try group(key, after: nil) else { return }
                 after = (key: key, value: pastRows)
@@ -460,23 +492,52 @@ struct QueryRun<Store: KeyValueStore> {
     private func scanRows(
         _ range: ScanRange, after: (key: [UInt8], value: [UInt8])? = nil, reverse: Bool = false, _ body: (Int64) throws -> Bool
     ) throws {
-        let visit = { (_: UnsafeRawBufferPointer, row: UnsafeRawBufferPointer) throws -> Bool in
-            try body(try readBigEndianKey(row))
-        }
+        try scanEntries(range, after: after, reverse: reverse) { _, row in try body(try readBigEndianKey(row)) }
+    }
+
+    /// Scans the index entries whose keys are in `range`, strictly after the entry `after`
+    /// when given, handing `body` each key and row (valid during the call).
+    @inline(__always)
+    private func scanEntries(
+        _ range: ScanRange, after: (key: [UInt8], value: [UInt8])?, reverse: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         if let after {
-            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, visit)
+            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, after: after, body)
         } else {
-            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, visit)
+            try txn.scan(executor.indexes.indexTable, range: range, reverse: reverse, body)
         }
     }
 }
 
-/// A candidate in the heap, ordered by its order key.
+/// A candidate in the heap, ordered by its order key, with a copy of its encoded record
+/// when that is at most ``largestCopy`` bytes.
 private struct HeapItem: Comparable {
     let row: Int64
     let key: [UInt8]
-    static func < (a: HeapItem, b: HeapItem) -> Bool { a.key.lexicographicallyPrecedes(b.key) }
+    let bytes: [UInt8]?
+
+    /// The largest record a candidate keeps a copy of (a larger one is read again if it wins),
+    /// which bounds the heap's memory by the limit.
+    static let largestCopy = 8 * 1024
+
+    static func < (a: HeapItem, b: HeapItem) -> Bool { precedes(a.key, b.key) }
     static func == (a: HeapItem, b: HeapItem) -> Bool { a.key == b.key }
+
+    /// Whether `a` comes before `b` byte by byte (a prefix first), with `memcmp`.
+    @inline(__always)
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in
+                let n = min(x.count, y.count)
+                if n > 0, let p = x.baseAddress, let q = y.baseAddress {
+                    let c = memcmp(p, q, n)
+                    if c != 0 { return c < 0 }
+                }
+                return x.count < y.count
+            }
+        }
+    }
 }
 
 extension IndexValue: CustomStringConvertible {

@@ -36,6 +36,9 @@ struct PreparedQuery {
     let pathGivesOrder: Bool
     /// Whether the path reads the field's entries from the end (a descending index order).
     let reverse: Bool
+    /// Whether every entry the path reads is a match, so that candidates skip the evaluator
+    /// (see ``QueryExecutor/indexDecides(_:path:typeID:names:)``).
+    let indexDecides: Bool
     /// The fields to decode: `nil` for all.
     let decodedFields: Set<String>?
     /// The fields the predicate and the sort read: what candidates of an in-memory sort
@@ -116,11 +119,37 @@ extension QueryExecutor {
         default:
             break
         }
+        let decides = try indexDecides(query.predicate.node, path: path, typeID: typeID, names: &names)
         return PreparedQuery(
             recordType: query.recordType, typeID: typeID, predicate: query.predicate.node, evaluator: evaluator,
             indexes: indexes, missing: missing, path: path, order: order, pathGivesOrder: gives, reverse: reverse,
-            decodedFields: decoded, filterFields: filter,
+            indexDecides: decides, decodedFields: decoded, filterFields: filter,
             readFields: analysis.fields.union(order.map(\.key)).union(analysis.searchesTokens ? searchFields ?? [] : []))
+    }
+
+    /// Whether the entries `path` reads are exactly the records that match `node`, so that the
+    /// evaluator has nothing left to decide: a predicate that is one range condition
+    /// (`<`, `<=`, `>`, `>=`, `BETWEEN`) on an INT64 field with INT64 constants, read from that
+    /// field's sortable index. Integers are whole index elements (never truncated, hashed or
+    /// widened: `rangeBounds` turns an exclusive bound into the next element and an
+    /// inclusive one into its successor), the field holds INT64s only (saving another type
+    /// fails), and a key between two integers' elements is an integer's, so the range holds
+    /// the matches and nothing else. Other conditions (doubles, whose NaN the evaluator never
+    /// matches; strings, cut when long; conjunctions) are still checked on every candidate.
+    func indexDecides(_ node: PredicateNode, path: AccessPath, typeID: Int64?, names: inout NameResolver<Store>) throws -> Bool {
+        guard case .range(let field, let id, _, _, _, _, let describe, true) = path, describe != "all", let typeID else { return false }
+        let key: PredicateKey
+        let constants: [PredicateValue]
+        switch node {
+        case .comparison(let k, let op, let c) where op.isOrdering: (key, constants) = (k, [c])
+        case .between(let k, let lower, let upper): (key, constants) = (k, [lower, upper])
+        default: return false
+        }
+        guard key.name == field, key.systemKind == nil, try names.fieldType(type: typeID, field: id) == .int64 else { return false }
+        return constants.allSatisfy {
+            if case .constant(.int64) = $0 { return true }
+            return false
+        }
     }
 
     /// The cheapest access path the declared indexes allow for the predicate's conditions.
