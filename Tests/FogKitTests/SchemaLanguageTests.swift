@@ -102,6 +102,40 @@ import Testing
         #expect(try Schema(parsing: text) == schema)
     }
 
+    @Test("The canonical example of the documentation is canonical")
+    func documentedExample() throws {
+        let text = """
+            DEFINE SCHEMA
+
+                CREATE ROLE Admin;
+
+                RECORD TYPE AppFeatures (
+                    "___createTime" TIMESTAMP,
+                    "___createdBy"  REFERENCE,
+                    "___etag"       STRING,
+                    "___modTime"    TIMESTAMP SORTABLE,
+                    "___modifiedBy" REFERENCE,
+                    "___recordID"   REFERENCE QUERYABLE,
+                    tipJar          INT64,
+                    GRANT READ TO "_world",
+                    GRANT READ, CREATE, WRITE TO Admin
+                );
+
+            """
+        let schema = try Schema(parsing: text)
+        #expect(schema.description == text)
+        #expect(schema.recordTypes["AppFeatures"]?.fields["tipJar"]?.type == .int64)
+    }
+
+    @Test("Line ends, tabs and comments at the end of the text")
+    func lexicalEdges() throws {
+        let crlf = try Schema(parsing: "DEFINE SCHEMA\r\n\tRECORD TYPE A (\r\n\tx STRING\r\n);\r\n-- done")
+        #expect(crlf.recordTypes["A"]?.fields["x"]?.type == .string)
+        #expect(throws: SchemaParseError(line: 3, column: 5, message: "expected a field type after `x`, found `)`")) {
+            try Schema(parsing: "DEFINE SCHEMA\r\nRECORD TYPE A (\r\n  x );")
+        }
+    }
+
     @Test("The empty schema and a record type without items")
     func emptyForms() throws {
         #expect(try Schema(parsing: "DEFINE SCHEMA") == Schema())

@@ -14,18 +14,18 @@ struct SchemaToken: Sendable {
     let kind: Kind
     let line: Int
     let column: Int
+    /// The word in upper case, for matching keywords; `nil` for other tokens.
+    let keyword: String?
+
+    init(kind: Kind, line: Int, column: Int) {
+        self.kind = kind
+        self.line = line
+        self.column = column
+        if case .word(let word) = kind { keyword = word.uppercased() } else { keyword = nil }
+    }
 
     /// Whether the token is the keyword `keyword` (given in upper case), in any case.
-    func isKeyword(_ keyword: String) -> Bool {
-        if case .word(let word) = kind { return word.uppercased() == keyword }
-        return false
-    }
-
-    /// The keyword the token spells, in upper case, if it is a word.
-    var keyword: String? {
-        if case .word(let word) = kind { return word.uppercased() }
-        return nil
-    }
+    func isKeyword(_ keyword: String) -> Bool { self.keyword == keyword }
 
     /// The token as a message quotes it.
     var quoted: String {

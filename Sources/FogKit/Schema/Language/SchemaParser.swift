@@ -69,7 +69,7 @@ struct SchemaParser {
         case .quoted(let quoted):
             name = quoted
         case .word(let word):
-            if Self.reservedWords.contains(word.uppercased()) {
+            if Self.reservedWords.contains(token.keyword ?? "") {
                 throw Self.error(at: token, "`\(word)` is a reserved word; write `\"\(word)\"` to use it as a name")
             }
             if word.hasPrefix("_") {
