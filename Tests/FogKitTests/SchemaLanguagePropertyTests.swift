@@ -1,6 +1,7 @@
-import FogKit
 import FogKitTesting
 import Testing
+
+@testable import FogKit
 
 /// Seeded random schemas: printed, parsed and compared, and written out in scrambled but
 /// equivalent text (any keyword case, quoting, order, spacing, comments, split grants), which
@@ -51,10 +52,8 @@ import Testing
         "grant", "Grant", "PREFERRED", "queryable", "Sortable", "searchable", "type", "list", "STRING", "record",
         "define", "to", "as", "Number", "encrypted", "read", "roles", "description", "x", "Zebra", "apple",
     ]
-    static let reservedFieldNames: Set<String> = [
-        "recordID", "recordType", "creationDate", "creatorUserRecordID", "modificationDate",
-        "lastModifiedUserRecordID", "recordChangeTag", "parent", "share", "allTokens", "self", "recordName",
-    ]
+    /// The names `Record` reserves, which the parser refuses as field names.
+    static var reservedFieldNames: Set<String> { Validation.reservedFieldKeys }
 
     static func randomName(_ random: inout SplitMix64) -> String {
         if random.chance(0.3) { return random.pick(awkwardNames) }

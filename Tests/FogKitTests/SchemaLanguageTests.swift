@@ -131,6 +131,7 @@ import Testing
     func lexicalEdges() throws {
         let crlf = try Schema(parsing: "DEFINE SCHEMA\r\n\tRECORD TYPE A (\r\n\tx STRING\r\n);\r\n-- done")
         #expect(crlf.recordTypes["A"]?.fields["x"]?.type == .string)
+        #expect(try Schema(parsing: "\u{FEFF}DEFINE SCHEMA RECORD TYPE A (x STRING);") == crlf)
         #expect(throws: SchemaParseError(line: 3, column: 5, message: "expected a field type after `x`, found `)`")) {
             try Schema(parsing: "DEFINE SCHEMA\r\nRECORD TYPE A (\r\n  x );")
         }

@@ -51,15 +51,21 @@ struct SchemaToken: Sendable {
 /// Text it cannot read becomes an `.invalid` token, and the tokens end there, so that the
 /// parser reports the first problem in reading order.
 struct SchemaLexer {
-    /// The longest name, in characters (reference §3.4).
-    static let maximumNameLength = 255
-
     private let scalars: [Unicode.Scalar]
     private var index = 0
     private var line = 1
     private var lineStart = 0
 
-    init(_ text: String) { scalars = Array(text.unicodeScalars) }
+    private static let punctuation: [Unicode.Scalar: SchemaToken.Kind] = [
+        "(": .leftParen, ")": .rightParen, ",": .comma, ";": .semicolon, "<": .less, ">": .greater,
+    ]
+
+    /// A lexer over `text`; a byte order mark at its start is skipped.
+    init(_ text: String) {
+        var scalars = Array(text.unicodeScalars)
+        if scalars.first == "\u{FEFF}" { scalars.removeFirst() }
+        self.scalars = scalars
+    }
 
     /// All tokens of the text, ending with `.end` or `.invalid`.
     static func tokens(of text: String) -> [SchemaToken] {
@@ -100,28 +106,11 @@ struct SchemaLexer {
         let line = self.line, column = self.column
         func token(_ kind: SchemaToken.Kind) -> SchemaToken { SchemaToken(kind: kind, line: line, column: column) }
         guard let scalar = peek() else { return token(.end) }
-        switch scalar {
-        case "(":
+        if let punctuation = Self.punctuation[scalar] {
             advance()
-            return token(.leftParen)
-        case ")":
-            advance()
-            return token(.rightParen)
-        case ",":
-            advance()
-            return token(.comma)
-        case ";":
-            advance()
-            return token(.semicolon)
-        case "<":
-            advance()
-            return token(.less)
-        case ">":
-            advance()
-            return token(.greater)
-        case "\"": return quotedName(token)
-        default: break
+            return token(punctuation)
         }
+        if scalar == "\"" { return quotedName(token) }
         if Self.isLetter(scalar) || scalar == "_" {
             var word = ""
             while let s = peek(), Self.isNameCharacter(s) {

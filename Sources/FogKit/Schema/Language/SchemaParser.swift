@@ -6,11 +6,8 @@
 struct SchemaParser {
     /// Words that must be quoted to be used as names (reference §13.4).
     static let reservedWords: Set<String> = ["GRANT", "PREFERRED", "QUERYABLE", "SORTABLE", "SEARCHABLE"]
-    /// Field names FogKit reserves for `Record`'s properties.
-    static let reservedFieldNames: Set<String> = [
-        "recordID", "recordType", "creationDate", "creatorUserRecordID", "modificationDate",
-        "lastModifiedUserRecordID", "recordChangeTag", "parent", "share", "allTokens", "self", "recordName",
-    ]
+    /// Field names FogKit reserves for `Record`'s properties: the ones records cannot use.
+    static var reservedFieldNames: Set<String> { Validation.reservedFieldKeys }
 
     /// Words that start a field type.
     static let typeKeywords: Set<String> = [
@@ -79,8 +76,8 @@ struct SchemaParser {
         default:
             try expected(what)
         }
-        if name.utf8.count > SchemaLexer.maximumNameLength {
-            throw Self.error(at: token, "a name is at most \(SchemaLexer.maximumNameLength) characters; this one has \(name.utf8.count)")
+        if name.utf8.count > Validation.maximumNameLength {
+            throw Self.error(at: token, "a name is at most \(Validation.maximumNameLength) characters; this one has \(name.utf8.count)")
         }
         advance()
         return (name, token)
