@@ -45,6 +45,34 @@ import Testing
         }
     }
 
+    @Test("Damaged text parses or fails at a position inside the text, never traps")
+    func damaged() {
+        let pieces = ["(", ")", ",", ";", "<", ">", "\"", "--", "/*", "*/", "\n", " ", "GRANT", "LIST", "_x", "é", "\t", "NUMBER"]
+        for seed in Self.seeds {
+            var random = SplitMix64(seed: seed &+ 0xDA_0000)
+            var scalars = Array(Self.randomSchema(&random).description.unicodeScalars)
+            for _ in 0..<random.int(1...4) {
+                let at = random.int(0...scalars.count - 1)
+                switch random.int(0...2) {
+                case 0: scalars.removeSubrange(at..<min(scalars.count, at + random.int(1...12)))
+                case 1: scalars.insert(contentsOf: random.pick(pieces).unicodeScalars, at: at)
+                default: scalars.replaceSubrange(at..<min(scalars.count, at + 1), with: random.pick(pieces).unicodeScalars)
+                }
+                if scalars.isEmpty { scalars = Array("DEFINE".unicodeScalars) }
+            }
+            var text = ""
+            text.unicodeScalars.append(contentsOf: scalars)
+            let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+            do {
+                let schema = try Schema(parsing: text)
+                #expect(try Schema(parsing: schema.description) == schema, "seed \(seed)")
+            } catch {
+                let valid = (1...lines.count).contains(error.line) && (1...lines[error.line - 1].count + 1).contains(error.column)
+                #expect(valid, "seed \(seed): \(error)")
+            }
+        }
+    }
+
     // MARK: - Random schemas
 
     /// Names that need quoting or look like keywords, mixed with random identifiers.
