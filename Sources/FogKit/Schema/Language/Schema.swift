@@ -47,7 +47,9 @@ public struct Schema: Sendable, Hashable, CustomStringConvertible {
     /// a role that does not exist, a system field with another type, or an index option the
     /// field's type cannot have. `Docs/Schema.md` lists the rules.
     ///
-    /// - Throws: ``SchemaParseError``, with the line and column of the first problem.
+    /// - Throws: ``SchemaParseError``, with the line and column of the first problem in reading
+    ///   order; a grant to a role the text never creates is reported once the whole text is
+    ///   read, since a `CREATE ROLE` may follow the grant.
     public init(parsing text: String) throws(SchemaParseError) {
         var parser = SchemaParser(text)
         self = try parser.parseSchema()
