@@ -50,13 +50,13 @@ import Testing
             #expect(try old.decoded().values == values)
 
             // Some keys written: new values, removals (also of absent keys), rewrites of a value.
-            var changes: [String: FieldValue?] = [:]
+            var changes = FieldChanges()
             for _ in 0..<rng.int(0...4) {
                 let key = "f\(rng.int(0...11))"
-                changes.updateValue(rng.int(0...3) == 0 ? nil : RandomFieldValues.value(&rng, scale: 8), forKey: key)
+                changes.set(key, rng.int(0...3) == 0 ? nil : RandomFieldValues.value(&rng, scale: 8))
             }
             var merged = values
-            for (key, value) in changes { merged[key] = value }
+            for (key, value) in changes.entries { merged[key] = value }
 
             let next = Self.record([:], sequence: 6, modifier: "bob")
             let patched = try RecordCodec.encode(next, keeping: old, changes: changes) { names.intern($0) }
@@ -65,7 +65,7 @@ import Testing
             #expect(patched == (try RecordCodec.encode(full) { names.intern($0) }))
 
             var written: [String: FieldValue] = [:]
-            for case (let key, let value?) in changes { written[key] = value }
+            for case (let key, let value?) in changes.entries { written[key] = value }
             #expect(
                 old.countedSize(keptBeside: changes) + RecordCodec.countedSize(of: written) == RecordCodec.countedSize(of: merged))
             #expect(try old.referenceValues().deleteSelfTargets == values.deleteSelfTargets)

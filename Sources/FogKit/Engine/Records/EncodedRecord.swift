@@ -20,6 +20,10 @@ struct EncodedRecord {
     let row: Int64
     /// The system fields; its `values` are empty.
     let header: StoredRecord
+    /// The name ids of the record type, the creator and the last modifier.
+    let typeID: Int64
+    let creatorID: Int64
+    let modifierID: Int64
     /// The encoded record, copied out of the transaction.
     let bytes: [UInt8]
     /// The field table, in stored order.
@@ -35,6 +39,7 @@ struct EncodedRecord {
     init(row: Int64, _ buffer: UnsafeRawBufferPointer, name: (Int64) throws -> String) throws {
         let view = try RecordView(buffer, checking: .all)
         self.row = row
+        (typeID, creatorID, modifierID) = (view.type, view.creator, view.modifier)
         header = StoredRecord(
             recordType: try name(view.type), recordName: view.recordName, zone: view.zone, values: [:],
             parent: view.parentRange.map(view.string), share: view.shareRange.map(view.string),
@@ -84,9 +89,9 @@ struct EncodedRecord {
 
     /// The size the fields that `changes` leaves alone count toward the record size limit
     /// (``RecordCodec/countedSize(of:)``), from their encoded lengths.
-    func countedSize(keptBeside changes: [String: FieldValue?]) -> Int {
+    func countedSize(keptBeside changes: FieldChanges) -> Int {
         var total = 0
-        for field in fields where field.type != .asset && field.type != .assetList && changes.index(forKey: field.name) == nil {
+        for field in fields where field.type != .asset && field.type != .assetList && !changes.contains(field.name) {
             total += field.payload.count + field.name.utf8.count + 4
         }
         return total
@@ -98,25 +103,31 @@ extension RecordCodec {
     /// those named in `changes` replaced by their new values (`nil` removes one): the bytes
     /// ``encode(_:intern:)`` gives for the merged values, without decoding the fields kept.
     static func encode<Store>(
-        _ record: StoredRecord, keeping old: EncodedRecord, changes: [String: FieldValue?], names: inout NameWriter<Store>
+        _ record: StoredRecord, keeping old: EncodedRecord, changes: FieldChanges, names: inout NameWriter<Store>
     ) throws -> [UInt8] {
         try encode(record, keeping: old, changes: changes) { try names.intern($0) }
     }
 
     /// The form of ``encode(_:keeping:changes:names:)`` with `intern` giving the id of each name.
     static func encode(
-        _ record: StoredRecord, keeping old: EncodedRecord, changes: [String: FieldValue?], intern: (String) throws -> Int64
+        _ record: StoredRecord, keeping old: EncodedRecord, changes: FieldChanges, intern: (String) throws -> Int64
     ) throws -> [UInt8] {
         var w = ByteWriter(capacity: old.bytes.count + 64)
-        try encodeHeader(record, into: &w, intern: intern)
+        // The header's names are most often the old record's: their ids are at hand.
+        try encodeHeader(record, into: &w) { name in
+            if name == old.header.recordType { return old.typeID }
+            if name == old.header.creator { return old.creatorID }
+            if name == old.header.modifier { return old.modifierID }
+            return try intern(name)
+        }
         // Every field of the new record, in name order (as `encode(_:intern:)` writes them):
         // an index into `old.fields` for a kept one, the value for a written one.
         var entries: [(name: String, kept: Int?, value: FieldValue?)] = []
-        entries.reserveCapacity(old.fields.count + changes.count)
-        for (i, field) in old.fields.enumerated() where changes.index(forKey: field.name) == nil {
+        entries.reserveCapacity(old.fields.count + changes.entries.count)
+        for (i, field) in old.fields.enumerated() where !changes.contains(field.name) {
             entries.append((field.name, i, nil))
         }
-        for (key, value) in changes {
+        for (key, value) in changes.entries {
             if let value { entries.append((key, nil, value)) }
         }
         entries.sort { $0.name < $1.name }
@@ -139,5 +150,30 @@ extension RecordCodec {
         }
         w.bytes.append(contentsOf: payloads.bytes)
         return w.bytes
+    }
+}
+
+/// The keys an update writes, each once, with their new values (`nil`: the key is removed).
+/// A save writes a few keys: an array searched in order costs less than hashing the names.
+struct FieldChanges {
+    private(set) var entries: [(key: String, value: FieldValue?)] = []
+
+    /// Writes `value` to `key` (the last write of a key wins).
+    mutating func set(_ key: String, _ value: FieldValue?) {
+        if let i = entries.firstIndex(where: { $0.key == key }) {
+            entries[i].value = value
+        } else {
+            entries.append((key, value))
+        }
+    }
+
+    /// Whether the update writes `key`.
+    func contains(_ key: String) -> Bool { entries.contains { $0.key == key } }
+
+    /// The value written to `key`: `nil` when the update does not write it, `.some(nil)` when
+    /// it removes it.
+    func written(_ key: String) -> FieldValue?? {
+        for entry in entries where entry.key == key { return .some(entry.value) }
+        return nil
     }
 }

@@ -23,6 +23,8 @@ struct ModifyRun<Store: KeyValueStore> {
     /// fields are copied into (as a fetch's are).
     var resultTable: FieldNameTable?
     var resultArena = FieldArenaWriter(expectedRecords: 1)
+    /// The index fields of the record types this request updated, resolved once.
+    var indexedFields: [String: [IndexedField]] = [:]
 
     private struct Item {
         enum Kind {
@@ -49,7 +51,7 @@ struct ModifyRun<Store: KeyValueStore> {
         let values: [String: FieldValue]
         /// An update's written keys and their new values (`nil`: removed); the record's other
         /// fields stay as they are.
-        let changes: [String: FieldValue?]
+        let changes: FieldChanges
         let parent: String?
         let newFieldTypes: [(String, FieldType)]
         /// The `deleteSelf` targets before and after the save.
@@ -284,12 +286,11 @@ struct ModifyRun<Store: KeyValueStore> {
         // The values to store: a new record's, or the keys an update writes (the stored
         // record's other fields are kept as they are encoded).
         var values: [String: FieldValue] = [:]
-        var changes: [String: FieldValue?] = [:]
+        var changes = FieldChanges()
         if existing != nil {
-            var keys = client.changedKeys
-            if policy == .allKeys { keys += client.values.keys }
-            for key in keys { changes.updateValue(client.values[key], forKey: key) }
-            for case (let key, let value?) in changes { values[key] = value }
+            for key in client.changedKeys { changes.set(key, client.values[key]) }
+            if policy == .allKeys { for (key, value) in client.values { changes.set(key, value) } }
+            for case (let key, let value?) in changes.entries { values[key] = value }
         } else {
             values = client.values
         }
@@ -340,7 +341,7 @@ struct ModifyRun<Store: KeyValueStore> {
         if let existing {
             var references = try fogTry { try existing.referenceValues() }
             oldTargets = deleteSelfTargets(references)
-            for (key, value) in changes { references[key] = value }
+            for (key, value) in changes.entries { references[key] = value }
             newTargets = deleteSelfTargets(references)
         } else {
             oldTargets = []
@@ -519,27 +520,51 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     /// Brings an updated record's index entries up to date, decoding only what they compare:
-    /// the indexed fields the update writes (the others keep their entries), and every
-    /// searchable field when it writes one (the record's tokens come from all of them).
+    /// the indexed fields the update writes (the others keep their entries), the system
+    /// fields from the headers, and every searchable field when it writes one (the record's
+    /// tokens come from all of them).
     private mutating func updateIndexEntries(
-        of existing: EncodedRecord, changes: [String: FieldValue?], new: StoredRecord, row: Int64, zone: Int64
-    ) throws {
-        guard let type = try names.resolver.id(new.recordType) else { return }
-        let indexes = try definitions(of: new.recordType)
-        guard !indexes.fields.isEmpty else { return }
-        let tokensChanged = changes.keys.contains { indexes.options($0).contains(.searchable) }
-        var before = existing.header
-        var after = new
-        for (field, options) in indexes.fields where field != Record.SystemFieldKey.recordID {
-            let written = changes.index(forKey: field) != nil
-            guard written || (tokensChanged && options.contains(.searchable)) else { continue }
-            let old = try existing.value(field)
-            before.values[field] = old
-            after.values[field] = written ? changes[field] ?? nil : old
+        of existing: EncodedRecord, changes: FieldChanges, new: StoredRecord, row: Int64, zone: Int64
+    )
+        throws
+    {
+        let recordType = new.recordType
+        let fields: [IndexedField]
+        if let known = indexedFields[recordType] {
+            fields = known
+        } else {
+            fields = try IndexedField.fields(of: try definitions(of: recordType), names: &names.resolver)
+            indexedFields[recordType] = fields
         }
-        try writer.indexes.updateIndexEntries(
-            old: before, new: after, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn,
-            names: &names.resolver)
+        guard !fields.isEmpty, let type = try names.resolver.id(recordType) else { return }
+        var tokensChanged = false
+        for field in fields {
+            let old: FieldValue?, updated: FieldValue?
+            if field.isSystem {
+                old = existing.header.value(forKey: field.name)
+                updated = new.value(forKey: field.name)
+            } else if let written = changes.written(field.name) {
+                old = try existing.value(field.name)
+                updated = written
+            } else {
+                continue
+            }
+            guard !IndexEntries.sameEntries(old, updated) else { continue }
+            if field.options.contains(.searchable) { tokensChanged = true }
+            guard field.hasEntries, let id = try field.id ?? names.resolver.id(field.name) else { continue }
+            try writer.indexes.replaceEntries(
+                of: id, options: field.options, old: old, new: updated, row: row, zone: zone, type: type, txn: txn)
+        }
+        guard tokensChanged else { return }
+        var before: [FieldValue] = []
+        var after: [FieldValue] = []
+        for field in fields where field.options.contains(.searchable) {
+            let old = field.isSystem ? existing.header.value(forKey: field.name) : try existing.value(field.name)
+            let updated = field.isSystem ? new.value(forKey: field.name) : changes.written(field.name) ?? old
+            if let old { before.append(old) }
+            if let updated { after.append(updated) }
+        }
+        try writer.indexes.replaceTokens(old: before, new: after, row: row, zone: zone, type: type, txn: txn)
     }
 
     /// The index definitions of a record type, read once per request (no request changes them).
