@@ -121,27 +121,28 @@ extension RecordCodec {
             return try intern(name)
         }
         // Every field of the new record, in name order (as `encode(_:intern:)` writes them):
-        // an index into `old.fields` for a kept one, the value for a written one.
-        var entries: [(name: String, kept: Int?, value: FieldValue?)] = []
-        entries.reserveCapacity(old.fields.count + changes.entries.count)
+        // `source` ≥ 0 is the index of a kept field in `old.fields`, `-1 - i` the index of a
+        // written value in `changes`.
+        var entries: [(name: String, source: Int)] = []
+        entries.reserveCapacity(old.fields.count + changes.keys.count)
         for (i, field) in old.fields.enumerated() where !changes.contains(field.name) {
-            entries.append((field.name, i, nil))
+            entries.append((field.name, i))
         }
-        for (key, value) in changes.entries {
-            if let value { entries.append((key, nil, value)) }
+        for (i, value) in changes.values.enumerated() where value != nil {
+            entries.append((changes.keys[i], -1 - i))
         }
         entries.sort { $0.name < $1.name }
         w.varint(entries.count)
         var payloads = ByteWriter(capacity: old.bytes.count)
         for entry in entries {
             let start = payloads.bytes.count
-            if let i = entry.kept {
-                let field = old.fields[i]
-                payloads.bytes.append(contentsOf: old.bytes[field.payload])
+            if entry.source >= 0 {
+                let field = old.fields[entry.source]
+                old.bytes.withUnsafeBufferPointer { payloads.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[field.payload])) }
                 w.varint(field.id)
                 w.u8(field.type.rawValue)
             } else {
-                let value = entry.value!
+                let value = changes.values[-1 - entry.source]!
                 encodePayload(value, into: &payloads)
                 w.varint(try intern(entry.name))
                 w.u8(value.fieldType.rawValue)
@@ -154,26 +155,32 @@ extension RecordCodec {
 }
 
 /// The keys an update writes, each once, with their new values (`nil`: the key is removed).
-/// A save writes a few keys: an array searched in order costs less than hashing the names.
+/// A save writes a few keys: arrays searched in order cost less than hashing the names, and
+/// the keys apart from the values are compared without copying a value.
 struct FieldChanges {
-    private(set) var entries: [(key: String, value: FieldValue?)] = []
+    private(set) var keys: [String] = []
+    private(set) var values: [FieldValue?] = []
+
+    /// Each written key with its value, in first-write order.
+    var entries: Zip2Sequence<[String], [FieldValue?]> { zip(keys, values) }
 
     /// Writes `value` to `key` (the last write of a key wins).
     mutating func set(_ key: String, _ value: FieldValue?) {
-        if let i = entries.firstIndex(where: { $0.key == key }) {
-            entries[i].value = value
+        if let i = keys.firstIndex(of: key) {
+            values[i] = value
         } else {
-            entries.append((key, value))
+            keys.append(key)
+            values.append(value)
         }
     }
 
     /// Whether the update writes `key`.
-    func contains(_ key: String) -> Bool { entries.contains { $0.key == key } }
+    func contains(_ key: String) -> Bool { keys.contains(key) }
 
     /// The value written to `key`: `nil` when the update does not write it, `.some(nil)` when
     /// it removes it.
     func written(_ key: String) -> FieldValue?? {
-        for entry in entries where entry.key == key { return .some(entry.value) }
-        return nil
+        guard let i = keys.firstIndex(of: key) else { return nil }
+        return .some(values[i])
     }
 }
