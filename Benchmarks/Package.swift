@@ -12,7 +12,7 @@
 //
 //   cd Benchmarks && swift run -c release fog-bench workloads [--durability durable|relaxed|none] [--only W1,W3b]
 //   cd Benchmarks && swift run -c release bench-grdb [NORMAL|FULL] [CACHE_MIB MMAP_MIB]
-//   cd Benchmarks && swift run -c release fog-bench writers   # group commit: 1, 8, 64 writers
+//   cd Benchmarks && swift run -c release fog-bench writers   # group commit: 1, 4, 16, 64 writers
 //   cd Benchmarks && swift run -c release fog-bench changes    # 10,000 changes since a token
 //   cd Benchmarks && swift run -c release fog-bench bounded    # peak RSS: migration, pruning (1M entries)
 //

@@ -3,7 +3,8 @@ import Foundation
 
 // fog-bench: whole-workload measurements of FogKit through its public API.
 //
-//   fog-bench writers [--seconds S] [--durability durable|relaxed|none]
+//   fog-bench writers [--requests N] [--rounds R] [--durability durable|relaxed|none]
+//                                      1, 4, 16 and 64 tasks saving one record per request
 //   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
 //   fog-bench workloads                ../shared/bench's W1–W5, lines as bench_lmdb.c prints them
 //   fog-bench bounded                  peak RSS of migration and pruning on a large store (Bounded.swift)
@@ -57,17 +58,20 @@ func measureWriters(
     return (Double(perWriter * writers) / seconds, seconds, cpuSeconds() - cpu0, info.recordCount, info.commits)
 }
 
-/// `writers`: 1, 8 and 64 tasks each saving one record per request, in interleaved
-/// rounds; prints each round and the medians, and the ratio to one writer.
+/// `writers`: 1, 4, 16 and 64 tasks each saving one record per request, in interleaved
+/// rounds; prints each round and the medians, and the ratio to one writer (group commit
+/// should make 64 writers at least 10× the rate of one).
 func concurrentWriters(durability: Container.Durability, requests: Int, rounds: Int) async throws {
     print("# concurrent single-record writers, durability \(durability), \(requests) saves per run, \(rounds) interleaved rounds")
-    let counts = [1, 8, 64]
+    let counts = [1, 4, 16, 64]
     var rates: [Int: [Double]] = [:]
     for round in 1...rounds {
         for writers in counts {
             let m = try await measureWriters(writers, durability: durability, requests: requests)
             rates[writers, default: []].append(m.rate)
-            print("# round \(round): writers-\(writers) \(Int(m.rate)) saves/s in \(m.commits) commits")
+            print(
+                "# round \(round): writers-\(writers) \(Int(m.rate)) records/s, \(m.commits) commits "
+                    + String(format: "(%.1f saves per commit)", Double(requests) / Double(max(1, m.commits))))
             if round == rounds {
                 let median = rates[writers]!.sorted()[rates[writers]!.count / 2]
                 report("writers-\(writers)", operations: Int(median * m.seconds), seconds: m.seconds, cpu: m.cpu, check: m.stored)
@@ -75,8 +79,9 @@ func concurrentWriters(durability: Container.Durability, requests: Int, rounds: 
         }
     }
     let median = { (w: Int) in rates[w]!.sorted()[rates[w]!.count / 2] }
-    for writers in counts.dropFirst() {
-        print(String(format: "# median %d writers: %.1fx the throughput of one", writers, median(writers) / median(1)))
+    print("# writers | records/s (median) | × one writer")
+    for writers in counts {
+        print(String(format: "# %7d | %18.0f | %.1fx", writers, median(writers), median(writers) / median(1)))
     }
 }
 
@@ -134,7 +139,7 @@ case "bounded":
 case "bounded-step":
     runBlocking { try await boundedStep(rest) }
 default:
-    print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]")
+    print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]   # 1, 4, 16, 64 writers")
     print("       fog-bench changes [--rounds R]")
     print("       fog-bench bounded [--records N] [--tags T] [--tombstones N] [--zones N] [--only migrate,prune-tombstones,prune-zones]")
     print("       fog-bench workloads [--durability durable|relaxed|none]")

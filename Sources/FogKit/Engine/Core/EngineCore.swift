@@ -125,7 +125,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
             try await store.write { [self] txn in
                 var writer = NameWriter(core: self, transaction: txn)
                 let value = try body(txn, &writer)
-                box.set(writer.created, writer.createdFieldTypes)
+                box.set(writer.namesToPublish, writer.fieldTypesToPublish)
                 return value
             }
         }
@@ -141,7 +141,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         let job = { [self] (txn: Store.WriteTransaction) throws -> R in
             var writer = NameWriter(core: self, transaction: txn)
             let value = try body(txn, &writer)
-            box.set(writer.created, writer.createdFieldTypes)
+            box.set(writer.namesToPublish, writer.fieldTypesToPublish)
             return value
         }
         let result: R = try mapStorageErrors {

@@ -56,6 +56,16 @@ struct NameResolver<Store: KeyValueStore> {
     let transaction: Store.ReadTransaction
     let schema: Table
     var snapshot: NameCache.Snapshot
+    /// What a write transaction found in the store past the cache, kept for the transaction:
+    /// the shared cache takes only committed names, so these wait in ``learned`` and
+    /// ``learnedFieldTypes`` for the writer to publish them after the commit.
+    private var localIDs: [String: Int64] = [:]
+    private var localNames: [Int64: String] = [:]
+    private var localFieldTypes: [NameCache.FieldTypeKey: FieldType] = [:]
+    /// The names a write transaction read from the store (not the cache).
+    private(set) var learned: [(String, Int64)] = []
+    /// The field types a write transaction read from the store (not the cache).
+    private(set) var learnedFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
 
     init(cache: NameCache, transaction: Store.ReadTransaction, schema: Table) {
         self.cache = cache
@@ -68,6 +78,7 @@ struct NameResolver<Store: KeyValueStore> {
     mutating func name(_ id: Int64) throws -> String {
         let index = Int(id)
         if index >= 0, index < snapshot.names.count, let name = snapshot.names[index] { return name }
+        if !localNames.isEmpty, let name = localNames[id] { return name }
         guard let bytes = try transaction.value(forKey: Layout.idToNameKey(id), in: schema),
             let name = String(validating: bytes, as: UTF8.self)
         else { throw FormatError(message: "unknown name id \(id)") }
@@ -76,18 +87,36 @@ struct NameResolver<Store: KeyValueStore> {
         if transaction.isReadOnly {
             cache.learn(name, id)
             snapshot = cache.snapshot
+        } else {
+            remember(name, id)
+            learned.append((name, id))
         }
         return name
+    }
+
+    /// Keeps a name a write transaction read or created, for the rest of the transaction.
+    mutating func remember(_ name: String, _ id: Int64) {
+        localIDs[name] = id
+        localNames[id] = name
+    }
+
+    /// Keeps a field type a write transaction read or fixed, for the rest of the transaction.
+    mutating func remember(_ key: NameCache.FieldTypeKey, _ type: FieldType) {
+        localFieldTypes[key] = type
     }
 
     /// The id of `name`, or `nil` when it was never interned.
     mutating func id(_ name: String) throws -> Int64? {
         if let id = snapshot.ids[name] { return id }
+        if !localIDs.isEmpty, let id = localIDs[name] { return id }
         guard let bytes = try transaction.value(forKey: Layout.nameToIDKey(name), in: schema) else { return nil }
         let id = try bytes.withUnsafeBytes { try readBigEndianKey($0) }
         if transaction.isReadOnly {
             cache.learn(name, id)
             snapshot = cache.snapshot
+        } else {
+            remember(name, id)
+            learned.append((name, id))
         }
         return id
     }
@@ -96,6 +125,7 @@ struct NameResolver<Store: KeyValueStore> {
     mutating func fieldType(type: Int64, field: Int64) throws -> FieldType? {
         let key = NameCache.FieldTypeKey(type: type, field: field)
         if let t = snapshot.fieldTypes[key] { return t }
+        if !localFieldTypes.isEmpty, let t = localFieldTypes[key] { return t }
         guard let bytes = try transaction.value(forKey: Layout.fieldTypeKey(type: type, field: field), in: schema) else {
             return nil
         }
@@ -105,6 +135,9 @@ struct NameResolver<Store: KeyValueStore> {
         if transaction.isReadOnly {
             cache.learn(key, t)
             snapshot = cache.snapshot
+        } else {
+            remember(key, t)
+            learnedFieldTypes.append((key, t))
         }
         return t
     }

@@ -21,6 +21,13 @@ struct NameWriter<Store: KeyValueStore> {
     private(set) var created: [(String, Int64)] = []
     private(set) var createdFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
 
+    /// The names to publish once the transaction commits: those it created and those it
+    /// read from the store (committed with it, if they were not before).
+    var namesToPublish: [(String, Int64)] { created + resolver.learned }
+
+    /// The field types to publish once the transaction commits, as ``namesToPublish``.
+    var fieldTypesToPublish: [(NameCache.FieldTypeKey, FieldType)] { createdFieldTypes + resolver.learnedFieldTypes }
+
     init(core: EngineCore<Store>, transaction: Store.WriteTransaction) {
         self.core = core
         self.transaction = transaction
@@ -34,6 +41,7 @@ struct NameWriter<Store: KeyValueStore> {
         try transaction.put(bigEndianKey(id), forKey: Layout.nameToIDKey(name), in: core.schema)
         try transaction.put(Array(name.utf8), forKey: Layout.idToNameKey(id), in: core.schema)
         created.append((name, id))
+        resolver.remember(name, id)
         return id
     }
 
@@ -44,6 +52,7 @@ struct NameWriter<Store: KeyValueStore> {
         if try resolver.fieldType(type: typeID, field: fieldID) != nil { return }
         try transaction.put([type.rawValue], forKey: Layout.fieldTypeKey(type: typeID, field: fieldID), in: core.schema)
         createdFieldTypes.append((NameCache.FieldTypeKey(type: typeID, field: fieldID), type))
+        resolver.remember(NameCache.FieldTypeKey(type: typeID, field: fieldID), type)
     }
 
     /// The fixed type of a field, or `nil` when the field was never written.

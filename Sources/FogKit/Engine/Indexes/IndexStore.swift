@@ -85,6 +85,24 @@ final class IndexStore<Store: KeyValueStore>: EngineService {
         try replace(before, with: after, row: row, isNew: old == nil || ascendingRows, txn: txn)
     }
 
+    /// Moves `row` from the entries of field `id` holding `old` to those holding `new` (an
+    /// update that changed the field; either value may be absent).
+    func replaceEntries(
+        of id: Int64, options: IndexOptions, old: FieldValue?, new: FieldValue?, row: Int64, zone: Int64, type: Int64,
+        txn: Store.WriteTransaction
+    ) throws {
+        try replace(
+            IndexEntries.fieldKeys(old, options: options, zone: zone, type: type, field: id),
+            with: IndexEntries.fieldKeys(new, options: options, zone: zone, type: type, field: id), row: row, txn: txn)
+    }
+
+    /// Moves `row` from the token entries of the searchable values `old` to those of `new`.
+    func replaceTokens(old: [FieldValue], new: [FieldValue], row: Int64, zone: Int64, type: Int64, txn: Store.WriteTransaction) throws {
+        try replace(
+            IndexEntries.tokenKeys(old, zone: zone, type: type), with: IndexEntries.tokenKeys(new, zone: zone, type: type), row: row,
+            txn: txn)
+    }
+
     /// Removes `row` from the keys only `before` has and adds it to the ones only `after` has.
     ///
     /// A new record's row (`isNew`) is greater than every row stored, since row ids only grow,

@@ -19,6 +19,12 @@ struct ModifyRun<Store: KeyValueStore> {
     /// How many records of the zone being applied were deleted, cascades included (its old
     /// tombstones are pruned when any was).
     private(set) var deletedInZone = 0
+    /// The field names of the records an update returns, per zone, and the memory their
+    /// fields are copied into (as a fetch's are).
+    var resultTable: FieldNameTable?
+    var resultArena = FieldArenaWriter(expectedRecords: 1)
+    /// The index fields of the record types this request updated, resolved once.
+    var indexedFields: [String: [IndexedField]] = [:]
 
     private struct Item {
         enum Kind {
@@ -39,10 +45,18 @@ struct ModifyRun<Store: KeyValueStore> {
     /// A save whose checks passed, ready to apply.
     private struct SavePlan {
         let client: ClientRecord
-        let existing: (row: Int64, record: StoredRecord)?
+        /// The stored record an update changes, its fields still encoded.
+        let existing: EncodedRecord?
+        /// A new record's values.
         let values: [String: FieldValue]
+        /// An update's written keys and their new values (`nil`: removed); the record's other
+        /// fields stay as they are.
+        let changes: FieldChanges
         let parent: String?
         let newFieldTypes: [(String, FieldType)]
+        /// The `deleteSelf` targets before and after the save.
+        let oldTargets: Set<String>
+        let newTargets: Set<String>
     }
 
     private enum Plan {
@@ -54,6 +68,7 @@ struct ModifyRun<Store: KeyValueStore> {
         clients: [ClientRecord], saveErrors: [Int: FogError], deletes: [Record.ID], deleteErrors: [Int: FogError],
         atomic: Bool
     ) throws -> ModifyOutcome {
+        resultArena = FieldArenaWriter(expectedRecords: clients.count)
         var items: [Item] = []
         for (i, c) in clients.enumerated() { items.append(Item(kind: .save(c), index: i, preError: saveErrors[i])) }
         for (i, id) in deletes.enumerated() { items.append(Item(kind: .delete(id), index: i, preError: deleteErrors[i])) }
@@ -220,7 +235,7 @@ struct ModifyRun<Store: KeyValueStore> {
         if let e = item.preError { throw e }
         switch item.kind {
         case .delete(let id):
-            guard let existing = try fogTry({ try load(zone: zone.id, name: id.recordName) }) else {
+            guard let existing = try fogTry({ try loadDecoded(zone: zone.id, name: id.recordName) }) else {
                 throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
             }
             try writer.access.check(.delete, request(for: existing.record))
@@ -248,13 +263,13 @@ struct ModifyRun<Store: KeyValueStore> {
             if let existing, client.changeTag == nil {
                 throw FogError(
                     .serverRecordChanged, message: "record to insert already exists: \(name)",
-                    serverRecord: makeRecord(existing.record, zoneID: client.recordID.zoneID), clientRecord: client.record)
+                    serverRecord: try serverRecord(existing, zoneID: client.recordID.zoneID), clientRecord: client.record)
             }
-            if let existing, client.changeTag != existing.record.changeTag {
+            if let existing, client.changeTag != existing.header.changeTag {
                 throw FogError(
                     .serverRecordChanged,
-                    message: "record \(name) changed since it was fetched (tag \(client.changeTag!) is not \(existing.record.changeTag))",
-                    serverRecord: makeRecord(existing.record, zoneID: client.recordID.zoneID), clientRecord: client.record,
+                    message: "record \(name) changed since it was fetched (tag \(client.changeTag!) is not \(existing.header.changeTag))",
+                    serverRecord: try serverRecord(existing, zoneID: client.recordID.zoneID), clientRecord: client.record,
                     ancestorRecord: client.ancestor())
             }
             if existing == nil, client.changeTag != nil {
@@ -263,23 +278,25 @@ struct ModifyRun<Store: KeyValueStore> {
         case .changedKeys, .allKeys:
             break
         }
-        try writer.access.check(.save, request(for: existing?.record, recordType: client.recordType, recordName: name))
-        if let existing, existing.record.recordType != client.recordType {
-            throw FogError(.invalidArguments, message: "record \(name) is a \(existing.record.recordType), not a \(client.recordType)")
+        try writer.access.check(.save, request(for: existing?.header, recordType: client.recordType, recordName: name))
+        if let existing, existing.header.recordType != client.recordType {
+            throw FogError(.invalidArguments, message: "record \(name) is a \(existing.header.recordType), not a \(client.recordType)")
         }
 
-        // The values to store.
-        var values: [String: FieldValue]
-        if let existing {
-            values = existing.record.values
-            var keys = client.changedKeys
-            if policy == .allKeys { keys += client.values.keys }
-            for key in keys { values[key] = client.values[key] }
+        // The values to store: a new record's, or the keys an update writes (the stored
+        // record's other fields are kept as they are encoded).
+        var values: [String: FieldValue] = [:]
+        var changes = FieldChanges()
+        if existing != nil {
+            for key in client.changedKeys { changes.set(key, client.values[key]) }
+            if policy == .allKeys { for (key, value) in client.values { changes.set(key, value) } }
+            for case (let key, let value?) in changes.entries { values[key] = value }
         } else {
             values = client.values
         }
 
-        // Each field's type is fixed by its first write.
+        // Each field's type is fixed by its first write (the fields an update keeps were
+        // checked when they were written, and a fixed type never changes).
         var newTypes: [(String, FieldType)] = []
         for key in values.keys.sorted() {
             let type = values[key]!.fieldType
@@ -298,7 +315,7 @@ struct ModifyRun<Store: KeyValueStore> {
             }
         }
 
-        let size = RecordCodec.countedSize(of: values)
+        let size = RecordCodec.countedSize(of: values) + (existing?.countedSize(keptBeside: changes) ?? 0)
         guard size <= Validation.maximumRecordSize else {
             throw FogError(
                 .limitExceeded,
@@ -315,12 +332,22 @@ struct ModifyRun<Store: KeyValueStore> {
                 }
             }
         } else {
-            parent = existing!.record.parent
+            parent = existing!.header.parent
         }
 
         // Cascading references are limited per target (counting those planned in the group).
-        let oldTargets = existing.map { deleteSelfTargets($0.record.values) } ?? []
-        let addedTargets = deleteSelfTargets(values).subtracting(oldTargets)
+        let oldTargets: Set<String>
+        let newTargets: Set<String>
+        if let existing {
+            var references = try fogTry { try existing.referenceValues() }
+            oldTargets = deleteSelfTargets(references)
+            for (key, value) in changes.entries { references[key] = value }
+            newTargets = deleteSelfTargets(references)
+        } else {
+            oldTargets = []
+            newTargets = deleteSelfTargets(values)
+        }
+        let addedTargets = newTargets.subtracting(oldTargets)
         for target in addedTargets {
             let stored = try fogTry {
                 try writer.records.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn.readView)
@@ -336,7 +363,9 @@ struct ModifyRun<Store: KeyValueStore> {
         }
         for target in addedTargets { pending.deleteSelfReferences[target, default: 0] += 1 }
         for (key, type) in newTypes { pending.fieldTypes[key] = type }
-        return SavePlan(client: client, existing: existing, values: values, parent: parent, newFieldTypes: newTypes)
+        return SavePlan(
+            client: client, existing: existing, values: values, changes: changes, parent: parent, newFieldTypes: newTypes,
+            oldTargets: oldTargets, newTargets: newTargets)
     }
 
     /// What the access policy is asked about a stored record (or a new one, for `nil`).
@@ -381,7 +410,20 @@ struct ModifyRun<Store: KeyValueStore> {
         }
     }
 
-    private func load(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
+    /// The stored record `name`, its fields still encoded; `nil` when absent.
+    private mutating func load(zone: Int64, name: String) throws -> EncodedRecord? {
+        guard let row = try writer.records.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
+        guard
+            let record = try txn.withValue(
+                forKey: bigEndianKey(row), in: writer.records.table, { try EncodedRecord(row: row, $0, names: &names.resolver) })
+        else {
+            throw FormatError(message: "record \(name) names row \(row), which is missing")
+        }
+        return record
+    }
+
+    /// The stored record `name`, decoded; `nil` when absent.
+    private func loadDecoded(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
         guard let row = try writer.records.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
         var resolver = names.resolver
         guard
@@ -397,6 +439,23 @@ struct ModifyRun<Store: KeyValueStore> {
         stored.makeRecord(zoneID: zoneID, assetDirectory: writer.assetDirectory)
     }
 
+    /// The stored record as a conflict error returns it.
+    private func serverRecord(_ existing: EncodedRecord, zoneID: RecordZone.ID) throws(FogError) -> Record {
+        makeRecord(try fogTry { try existing.decoded() }, zoneID: zoneID)
+    }
+
+    /// The record an update returns, from its new encoding: its fields stay encoded until
+    /// read, as a fetched record's do.
+    private mutating func makeRecord(encoded bytes: [UInt8], id: Record.ID) throws -> Record {
+        if resultTable?.zoneID != id.zoneID {
+            resultTable = FieldNameTable(zoneID: id.zoneID, assetDirectory: writer.assetDirectory, selection: .all)
+        }
+        let table = resultTable!
+        return try bytes.withUnsafeBytes { buffer in
+            try RecordView(buffer, checking: .all).makeRecord(id: id, table: table, arena: &resultArena, names: &names.resolver)
+        }
+    }
+
     // MARK: - Applying (writes)
 
     private mutating func apply(_ plan: Plan, zone: ZoneInfo, zoneID: RecordZone.ID) throws -> Record? {
@@ -410,12 +469,19 @@ struct ModifyRun<Store: KeyValueStore> {
                 try names.define(recordType: p.client.recordType, field: key, as: type)
             }
             let row = try p.existing?.row ?? writer.nextCounter(Layout.metaNextRowID, in: txn)
+            let old = p.existing?.header
+            // An update's `stored` holds no values: its fields are the kept ones and `changes`.
             let stored = StoredRecord(
                 recordType: p.client.recordType, recordName: p.client.recordID.recordName, zone: zone.id,
-                values: p.values, parent: p.parent, share: p.existing?.record.share,
-                creationDate: p.existing?.record.creationDate ?? now, modificationDate: now,
-                creator: p.existing?.record.creator ?? user, modifier: user, changeSequence: sequence)
-            let bytes = try RecordCodec.encode(stored, names: &names)
+                values: p.existing == nil ? p.values : [:], parent: p.parent, share: old?.share,
+                creationDate: old?.creationDate ?? now, modificationDate: now,
+                creator: old?.creator ?? user, modifier: user, changeSequence: sequence)
+            let bytes: [UInt8]
+            if let existing = p.existing {
+                bytes = try RecordCodec.encode(stored, keeping: existing, changes: p.changes, names: &names)
+            } else {
+                bytes = try RecordCodec.encode(stored, names: &names)
+            }
             // A new row id is above every other, so the record appends to the table's last
             // page, which a B-tree store then fills instead of splitting it in half.
             try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: writer.records.table, append: p.existing == nil) {
@@ -425,36 +491,22 @@ struct ModifyRun<Store: KeyValueStore> {
                 try txn.put(
                     bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: writer.records.names)
             }
-            try updateIndexEntries(old: p.existing?.record, new: stored, row: row, zone: zone.id)
+            if let existing = p.existing {
+                try updateIndexEntries(of: existing, changes: p.changes, new: stored, row: row, zone: zone.id)
+            } else {
+                try updateIndexEntries(old: nil, new: stored, row: row, zone: zone.id)
+            }
             try writer.changes.logSave(
-                zone: zone.id, row: row, name: stored.recordName, previousSequence: p.existing?.record.changeSequence, sequence: sequence,
-                txn: txn)
-            let oldTargets = p.existing.map { deleteSelfTargets($0.record.values) } ?? []
-            let newTargets = deleteSelfTargets(p.values)
-            for target in oldTargets.subtracting(newTargets) {
+                zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.changeSequence, sequence: sequence, txn: txn)
+            for target in p.oldTargets.subtracting(p.newTargets) {
                 try txn.delete(Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
             }
-            for target in newTargets.subtracting(oldTargets) {
+            for target in p.newTargets.subtracting(p.oldTargets) {
                 try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
             }
+            if p.existing != nil { return try makeRecord(encoded: bytes, id: p.client.recordID) }
             return makeRecord(stored, zoneID: zoneID)
         }
-    }
-
-    /// Brings a record's index entries from `old` to `new`, reading each record type's index
-    /// definitions once per request (no request changes them).
-    private mutating func updateIndexEntries(old: StoredRecord?, new: StoredRecord?, row: Int64, zone: Int64) throws {
-        guard let recordType = new?.recordType ?? old?.recordType, let type = try names.resolver.id(recordType) else { return }
-        let indexes: TypeIndexes
-        if let known = indexDefinitions[recordType] {
-            indexes = known
-        } else {
-            indexes = try writer.indexes.definitions(of: recordType, txn: txn.readView, names: &names.resolver)
-            indexDefinitions[recordType] = indexes
-        }
-        try writer.indexes.updateIndexEntries(
-            old: old, new: new, row: row, zone: zone, type: type, oldIndexes: indexes, newIndexes: indexes, txn: txn, names: &names.resolver
-        )
     }
 
     /// Deletes a record and, transitively, the records that reference it with `deleteSelf`.

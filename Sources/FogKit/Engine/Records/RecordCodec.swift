@@ -60,19 +60,7 @@ enum RecordCodec {
     /// Encodes `record`, with `intern` giving the id of each name.
     static func encode(_ record: StoredRecord, intern: (String) throws -> Int64) throws -> [UInt8] {
         var w = ByteWriter(capacity: 128 + record.recordName.utf8.count)
-        w.u8(version)
-        w.varint(try intern(record.recordType))
-        w.varint(record.zone)
-        w.string(record.recordName)
-        w.u8((record.parent != nil ? hasParent : 0) | (record.share != nil ? hasShare : 0))
-        w.f64(record.creationDate.timeIntervalSinceReferenceDate)
-        w.f64(record.modificationDate.timeIntervalSinceReferenceDate)
-        w.varint(try intern(record.creator))
-        w.varint(try intern(record.modifier))
-        w.varint(record.changeSequence)
-        if let parent = record.parent { w.string(parent) }
-        if let share = record.share { w.string(share) }
-
+        try encodeHeader(record, into: &w, intern: intern)
         let keys = record.values.keys.sorted()
         w.varint(keys.count)
         var payloads = ByteWriter(capacity: 256)
@@ -87,6 +75,22 @@ enum RecordCodec {
         }
         w.bytes.append(contentsOf: payloads.bytes)
         return w.bytes
+    }
+
+    /// Writes the header of `record`: its system fields, everything before the field count.
+    static func encodeHeader(_ record: StoredRecord, into w: inout ByteWriter, intern: (String) throws -> Int64) throws {
+        w.u8(version)
+        w.varint(try intern(record.recordType))
+        w.varint(record.zone)
+        w.string(record.recordName)
+        w.u8((record.parent != nil ? hasParent : 0) | (record.share != nil ? hasShare : 0))
+        w.f64(record.creationDate.timeIntervalSinceReferenceDate)
+        w.f64(record.modificationDate.timeIntervalSinceReferenceDate)
+        w.varint(try intern(record.creator))
+        w.varint(try intern(record.modifier))
+        w.varint(record.changeSequence)
+        if let parent = record.parent { w.string(parent) }
+        if let share = record.share { w.string(share) }
     }
 
     /// The size `values` count toward the record size limit: field names and
