@@ -5,14 +5,20 @@ import Foundation
 /// Records decoded by one fetch, query page or change batch refer to it, so each record
 /// holds name ids (small integers) and the names themselves are looked up once per
 /// request. It is filled while the request decodes, inside its read transaction, and only
-/// read afterwards.
+/// read afterwards; a fetch may then hand it to later fetches, which only read it
+/// (``FetchNameTables``).
 final class FieldNameTable: @unchecked Sendable {
     /// The names of the fields the request's records hold, in the order first seen. A
     /// request reads a handful of fields, so a scan that compares short strings costs less
     /// than hashing the name; past 16 names a dictionary takes over.
-    private var entries: [(id: Int64, name: String)] = []
-    private var byName: [String: Int64] = [:]
-    private var byID: [Int64: String] = [:]
+    ///
+    /// Unchecked exclusivity: every field read looks a name up here, and the dynamic check of
+    /// a class's `var` (`swift_beginAccess`, twice per lookup) cost about as much as the scan
+    /// itself. The table is written only while its request decodes, by that request alone,
+    /// and only read after (see the type's comment), so no access can overlap a write.
+    @exclusivity(unchecked) private var entries: [(id: Int64, name: String)] = []
+    @exclusivity(unchecked) private var byName: [String: Int64] = [:]
+    @exclusivity(unchecked) private var byID: [Int64: String] = [:]
     let zoneID: RecordZone.ID
     let assetDirectory: URL
     /// The fields the request returns (its desired keys).
@@ -47,11 +53,37 @@ final class FieldNameTable: @unchecked Sendable {
     }
 
     /// The id of `name` when a record of the request holds the field; `nil` otherwise.
+    /// Names of another length are passed over by their length alone (`==` on two different
+    /// strings takes the runtime's slow comparison).
+    @inline(__always)
     func id(of name: String) -> Int64? {
         if entries.count > 16 { return byName[name] }
-        for entry in entries where entry.name == name { return entry.id }
+        let length = name.utf8.count
+        for entry in entries where entry.name.utf8.count == length && entry.name == name { return entry.id }
         return nil
     }
+
+    /// Whether the name of `id` is known.
+    @inline(__always)
+    func contains(_ id: Int64) -> Bool {
+        if entries.count > 16 { return byID[id] != nil }
+        for entry in entries where entry.id == id { return true }
+        return false
+    }
+
+    /// Whether the table knows the name of every field of `view`.
+    func knowsNames(of view: RecordView) -> Bool {
+        var known = true
+        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
+            id, _, _ in
+            known = contains(id)
+            return known
+        }
+        return known
+    }
+
+    /// Whether any name was registered.
+    var hasNames: Bool { !entries.isEmpty }
 
     func name(of id: Int64) -> String? {
         if entries.count > 16 { return byID[id] }
@@ -249,15 +281,31 @@ struct EncodedFields: @unchecked Sendable {
     }
 
     /// The value of field `key`, decoded now; `nil` when the record does not have it.
+    ///
+    /// Walks the field table comparing name ids only: the type of the one field found is
+    /// the only one looked at.
     func value(forKey key: String) -> FieldValue? {
-        guard let id = table.id(of: key) else { return nil }
-        var value: FieldValue?
-        forEachField { fieldID, type, payload in
-            guard fieldID == id else { return true }
-            value = decode(type, payload)
-            return false
+        guard let id = table.id(of: key), table.selection.contains(id) else { return nil }
+        return chunk.withUnsafeMutablePointerToElements { elements -> FieldValue? in
+            let buffer = UnsafeRawBufferPointer(start: elements + Int(start), count: Int(length))
+            var i = Int(tableStart)
+            var offset = Int(payloadStart)
+            for _ in 0..<Int(count) {
+                // The table was checked when copied: plain reads, stopping rather than failing.
+                let fieldID = Int64(bitPattern: RecordView.readVarint(buffer, &i))
+                guard i < buffer.count else { return nil }
+                let code = buffer[i]
+                i += 1
+                let size = Int(truncatingIfNeeded: RecordView.readVarint(buffer, &i))
+                guard size >= 0, size <= buffer.count - offset else { return nil }
+                if fieldID == id {
+                    guard let type = FieldType(rawValue: code) else { return nil }
+                    return decode(type, UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]))
+                }
+                offset += size
+            }
+            return nil
         }
-        return value
     }
 
     /// The names of the fields present.
