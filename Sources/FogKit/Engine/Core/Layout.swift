@@ -68,6 +68,30 @@ enum Layout {
         return w.bytes
     }
 
+    /// Calls `body` with ``nameKey(zone:recordName:)`` built on the stack instead of in an
+    /// array (a fetch by ID looks one up per record). The same bytes: the zone id as a
+    /// positive tuple integer, then the name as a tuple string; a name with a zero byte (which
+    /// the tuple layer escapes), a zone id below 1 or a key past 256 bytes takes the array.
+    @inline(__always)
+    static func withNameKey<R>(zone: Int64, recordName: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        var name = recordName
+        return try name.withUTF8 { utf8 -> R in
+            let zoneBytes = (64 - zone.leadingZeroBitCount + 7) / 8
+            let total = 1 + zoneBytes + 1 + utf8.count + 1
+            guard zone > 0, total <= 256, !utf8.contains(0) else {
+                return try nameKey(zone: zone, recordName: recordName).withUnsafeBytes(body)
+            }
+            return try withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { key -> R in
+                key[0] = 0x14 + UInt8(zoneBytes)
+                for i in 0..<zoneBytes { key[1 + i] = UInt8(truncatingIfNeeded: zone >> (8 * (zoneBytes - 1 - i))) }
+                key[1 + zoneBytes] = 0x02
+                UnsafeMutableRawBufferPointer(rebasing: key[(2 + zoneBytes)...]).copyMemory(from: UnsafeRawBufferPointer(utf8))
+                key[total - 1] = 0x00
+                return try body(UnsafeRawBufferPointer(key))
+            }
+        }
+    }
+
     /// The prefix of every key of one zone in the tables keyed by zone first: `names`, `refs`,
     /// `indexes` and `changes`.
     static func namePrefix(zone: Int64) -> [UInt8] { zoneRowsPrefix(zone: zone) }
