@@ -13,12 +13,17 @@ import Testing
 
     init() throws { store = try TestStore() }
 
-    @Test func nameKeysOnTheStackAreTheTupleKeys() throws {
+    @Test func keysOnTheStackAreTheTupleKeys() throws {
         let names = ["", "a", "r-1", String(repeating: "x", count: 36), "é\u{301}", "zero\u{0}byte", String(repeating: "long", count: 80)]
         for zone in [Int64.min, -1, 0, 1, 127, 128, 255, 256, 65_535, 1 << 40, .max] {
             for name in names {
                 let stack = try Layout.withNameKey(zone: zone, recordName: name) { Array($0) }
                 #expect(stack == Layout.nameKey(zone: zone, recordName: name), "zone \(zone), name \(name.debugDescription)")
+                for owner in ["", "_0123456789abcdef0123456789abcdef", "a\u{0}"] {
+                    let scope = Int(truncatingIfNeeded: zone)
+                    let zoneKey = try Layout.withZoneKey(scope: scope, owner: owner, zoneName: name) { Array($0) }
+                    #expect(zoneKey == Layout.zoneKey(scope: scope, owner: owner, zoneName: name), "scope \(scope), \(owner), \(name)")
+                }
             }
         }
     }

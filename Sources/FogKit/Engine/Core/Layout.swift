@@ -69,27 +69,59 @@ enum Layout {
     }
 
     /// Calls `body` with ``nameKey(zone:recordName:)`` built on the stack instead of in an
-    /// array (a fetch by ID looks one up per record). The same bytes: the zone id as a
-    /// positive tuple integer, then the name as a tuple string; a name with a zero byte (which
-    /// the tuple layer escapes), a zone id below 1 or a key past 256 bytes takes the array.
+    /// array (a fetch by ID looks one up per record); see ``withStackKey(_:_:_:fallback:_:)``.
     @inline(__always)
     static func withNameKey<R>(zone: Int64, recordName: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        var name = recordName
-        return try name.withUTF8 { utf8 -> R in
-            let zoneBytes = (64 - zone.leadingZeroBitCount + 7) / 8
-            let total = 1 + zoneBytes + 1 + utf8.count + 1
-            guard zone > 0, total <= 256, !utf8.contains(0) else {
-                return try nameKey(zone: zone, recordName: recordName).withUnsafeBytes(body)
-            }
+        try withStackKey(zone, recordName, nil, fallback: { nameKey(zone: zone, recordName: recordName) }, body)
+    }
+
+    /// Calls `body` with ``zoneKey(scope:owner:zoneName:)`` built on the stack (every request
+    /// reads its zone).
+    @inline(__always)
+    static func withZoneKey<R>(scope: Int, owner: String, zoneName: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try withStackKey(Int64(scope), owner, zoneName, fallback: { zoneKey(scope: scope, owner: owner, zoneName: zoneName) }, body)
+    }
+
+    /// The tuple key (`number`, `first`, `second`) — a tuple integer, then one or two tuple
+    /// strings, as ``KeyWriter`` writes them — built on the stack. A negative number, a
+    /// string with a zero byte (which the tuple layer escapes) or without contiguous UTF-8,
+    /// or a key past 256 bytes takes `fallback`, the array the key writer makes.
+    @inline(__always)
+    private static func withStackKey<R>(
+        _ number: Int64, _ first: String, _ second: String?, fallback: () -> [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        func build(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer?) throws -> R? {
+            let numberBytes = (64 - number.leadingZeroBitCount + 7) / 8
+            let total = 1 + numberBytes + 2 + a.count + (b.map { 2 + $0.count } ?? 0)
+            guard number >= 0, total <= 256, !a.contains(0), !(b?.contains(0) ?? false) else { return nil }
             return try withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { key -> R in
-                key[0] = 0x14 + UInt8(zoneBytes)
-                for i in 0..<zoneBytes { key[1 + i] = UInt8(truncatingIfNeeded: zone >> (8 * (zoneBytes - 1 - i))) }
-                key[1 + zoneBytes] = 0x02
-                UnsafeMutableRawBufferPointer(rebasing: key[(2 + zoneBytes)...]).copyMemory(from: UnsafeRawBufferPointer(utf8))
-                key[total - 1] = 0x00
+                var i = 0
+                key[i] = 0x14 + UInt8(numberBytes)
+                i += 1
+                for n in 0..<numberBytes {
+                    key[i] = UInt8(truncatingIfNeeded: number >> (8 * (numberBytes - 1 - n)))
+                    i += 1
+                }
+                func string(_ bytes: UnsafeRawBufferPointer) {
+                    key[i] = 0x02
+                    i += 1
+                    UnsafeMutableRawBufferPointer(rebasing: key[i..<i + bytes.count]).copyMemory(from: bytes)
+                    i += bytes.count
+                    key[i] = 0x00
+                    i += 1
+                }
+                string(a)
+                if let b { string(b) }
                 return try body(UnsafeRawBufferPointer(key))
             }
         }
+        let built = try first.utf8.withContiguousStorageIfAvailable { a -> R? in
+            guard let second else { return try build(UnsafeRawBufferPointer(a), nil) }
+            return try second.utf8.withContiguousStorageIfAvailable { b in try build(UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b)) }
+                ?? nil
+        }
+        if let built = built ?? nil { return built }
+        return try fallback().withUnsafeBytes(body)
     }
 
     /// The prefix of every key of one zone in the tables keyed by zone first: `names`, `refs`,

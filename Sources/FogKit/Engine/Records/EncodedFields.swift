@@ -73,13 +73,15 @@ final class FieldNameTable: @unchecked Sendable {
 
     /// Whether the table knows the name of every field of `view`.
     func knowsNames(of view: RecordView) -> Bool {
-        var known = true
-        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
-            id, _, _ in
-            known = contains(id)
-            return known
+        // The view's table was checked: ids, type bytes and lengths read plainly.
+        let buffer = view.buffer
+        var i = view.tableStart
+        for _ in 0..<view.count {
+            guard contains(Int64(bitPattern: RecordView.readVarint(buffer, &i))) else { return false }
+            i += 1
+            _ = RecordView.readVarint(buffer, &i)
         }
-        return known
+        return true
     }
 
     /// Whether any name was registered.
@@ -169,6 +171,9 @@ struct FieldArenaWriter {
 struct EncodedFields: @unchecked Sendable {
     /// The chunk holding the field count, table and payloads, from `start`.
     private let chunk: FieldArena
+    /// Where this record's bytes start in ``chunk``: the chunk's elements never move while it
+    /// lives, and this value keeps it alive, so reads need no closure to reach them.
+    private let base: UnsafeRawPointer
     private let start: Int32
     private let length: Int32
     private let count: Int32
@@ -209,17 +214,18 @@ struct EncodedFields: @unchecked Sendable {
         }
         if let error { throw error }
         hasAssets = assets
-        let base = view.fieldsStart
+        let fieldsStart = view.fieldsStart
         if selected == view.count {
             // Every field: the record's bytes as they are.
-            let source = UnsafeRawBufferPointer(rebasing: view.buffer[base...])
+            let source = UnsafeRawBufferPointer(rebasing: view.buffer[fieldsStart...])
             guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
             let (chunk, offset) = arena.write(count: source.count) { $0.copyMemory(from: source) }
             self.chunk = chunk
+            self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
             start = Int32(offset)
             length = Int32(source.count)
-            tableStart = Int32(view.tableStart - base)
-            payloadStart = Int32(view.payloadStart - base)
+            tableStart = Int32(view.tableStart - fieldsStart)
+            payloadStart = Int32(view.payloadStart - fieldsStart)
         } else {
             // Desired keys: a table and payloads of the selected fields only, so that fields
             // the caller did not ask for take no memory.
@@ -243,6 +249,7 @@ struct EncodedFields: @unchecked Sendable {
                 }
             }
             self.chunk = chunk
+            self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
             start = Int32(offset)
             length = Int32(total)
             tableStart = Int32(countSize)
@@ -285,9 +292,10 @@ struct EncodedFields: @unchecked Sendable {
     /// Walks the field table comparing name ids only: the type of the one field found is
     /// the only one looked at.
     func value(forKey key: String) -> FieldValue? {
-        guard let id = table.id(of: key), table.selection.contains(id) else { return nil }
-        return chunk.withUnsafeMutablePointerToElements { elements -> FieldValue? in
-            let buffer = UnsafeRawBufferPointer(start: elements + Int(start), count: Int(length))
+        guard let id = table.id(of: key) else { return nil }
+        if let ids = table.selection.ids, !ids.contains(id) { return nil }
+        return withExtendedLifetime(chunk) { () -> FieldValue? in
+            let buffer = UnsafeRawBufferPointer(start: base, count: Int(length))
             var i = Int(tableStart)
             var offset = Int(payloadStart)
             for _ in 0..<Int(count) {
