@@ -1,4 +1,5 @@
 import FogStorage
+import Foundation
 
 /// The on-disk layout: the tables of a container's store and their keys.
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
@@ -69,59 +70,61 @@ enum Layout {
     }
 
     /// Calls `body` with ``nameKey(zone:recordName:)`` built on the stack instead of in an
-    /// array (a fetch by ID looks one up per record); see ``withStackKey(_:_:_:fallback:_:)``.
+    /// array (a fetch by ID looks one up per record); see ``writeKey(into:_:_:_:)``.
     @inline(__always)
     static func withNameKey<R>(zone: Int64, recordName: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        try withStackKey(zone, recordName, nil, fallback: { nameKey(zone: zone, recordName: recordName) }, body)
+        try withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer in
+            guard let count = writeKey(into: buffer, zone, recordName, nil) else {
+                return try nameKey(zone: zone, recordName: recordName).withUnsafeBytes(body)
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     /// Calls `body` with ``zoneKey(scope:owner:zoneName:)`` built on the stack (every request
     /// reads its zone).
     @inline(__always)
     static func withZoneKey<R>(scope: Int, owner: String, zoneName: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        try withStackKey(Int64(scope), owner, zoneName, fallback: { zoneKey(scope: scope, owner: owner, zoneName: zoneName) }, body)
+        try withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer in
+            guard let count = writeKey(into: buffer, Int64(scope), owner, zoneName) else {
+                return try zoneKey(scope: scope, owner: owner, zoneName: zoneName).withUnsafeBytes(body)
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
-    /// The tuple key (`number`, `first`, `second`) — a tuple integer, then one or two tuple
-    /// strings, as ``KeyWriter`` writes them — built on the stack. A negative number, a
-    /// string with a zero byte (which the tuple layer escapes) or without contiguous UTF-8,
-    /// or a key past 256 bytes takes `fallback`, the array the key writer makes.
+    /// Writes the tuple key (`number`, `first`, `second`) — a tuple integer, then one or two
+    /// tuple strings, the bytes ``KeyWriter`` writes — into `key`; returns its length. `nil`
+    /// when the key must come from the key writer instead: a negative number, a string with a
+    /// zero byte (which the tuple layer escapes), or a key longer than `key`.
     @inline(__always)
-    private static func withStackKey<R>(
-        _ number: Int64, _ first: String, _ second: String?, fallback: () -> [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R
-    ) throws -> R {
-        func build(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer?) throws -> R? {
-            let numberBytes = (64 - number.leadingZeroBitCount + 7) / 8
-            let total = 1 + numberBytes + 2 + a.count + (b.map { 2 + $0.count } ?? 0)
-            guard number >= 0, total <= 256, !a.contains(0), !(b?.contains(0) ?? false) else { return nil }
-            return try withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { key -> R in
-                var i = 0
-                key[i] = 0x14 + UInt8(numberBytes)
-                i += 1
-                for n in 0..<numberBytes {
-                    key[i] = UInt8(truncatingIfNeeded: number >> (8 * (numberBytes - 1 - n)))
-                    i += 1
-                }
-                func string(_ bytes: UnsafeRawBufferPointer) {
-                    key[i] = 0x02
-                    i += 1
-                    UnsafeMutableRawBufferPointer(rebasing: key[i..<i + bytes.count]).copyMemory(from: bytes)
-                    i += bytes.count
-                    key[i] = 0x00
-                    i += 1
-                }
-                string(a)
-                if let b { string(b) }
-                return try body(UnsafeRawBufferPointer(key))
-            }
+    static func writeKey(into key: UnsafeMutableRawBufferPointer, _ number: Int64, _ first: String, _ second: String?) -> Int? {
+        guard number >= 0, key.count >= 9 else { return nil }
+        let numberBytes = (64 - number.leadingZeroBitCount + 7) / 8
+        key[0] = 0x14 + UInt8(numberBytes)
+        var i = 1
+        var shift = 8 * (numberBytes - 1)
+        while shift >= 0 {
+            key[i] = UInt8(truncatingIfNeeded: number >> shift)
+            i += 1
+            shift -= 8
         }
-        let built = try first.utf8.withContiguousStorageIfAvailable { a -> R? in
-            guard let second else { return try build(UnsafeRawBufferPointer(a), nil) }
-            return try second.utf8.withContiguousStorageIfAvailable { b in try build(UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b)) }
-                ?? nil
+        guard appendString(first, to: key, at: &i) else { return nil }
+        if let second, !appendString(second, to: key, at: &i) { return nil }
+        return i
+    }
+
+    @inline(__always)
+    private static func appendString(_ string: String, to key: UnsafeMutableRawBufferPointer, at i: inout Int) -> Bool {
+        var string = string
+        return string.withUTF8 { utf8 -> Bool in
+            guard utf8.count <= key.count - i - 2, utf8.isEmpty || memchr(utf8.baseAddress!, 0, utf8.count) == nil else { return false }
+            key[i] = 0x02
+            if let source = utf8.baseAddress, !utf8.isEmpty { (key.baseAddress! + i + 1).copyMemory(from: source, byteCount: utf8.count) }
+            key[i + 1 + utf8.count] = 0x00
+            i += utf8.count + 2
+            return true
         }
-        if let built = built ?? nil { return built }
-        return try fallback().withUnsafeBytes(body)
     }
 
     /// The prefix of every key of one zone in the tables keyed by zone first: `names`, `refs`,

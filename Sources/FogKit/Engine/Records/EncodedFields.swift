@@ -294,7 +294,8 @@ struct EncodedFields: @unchecked Sendable {
     func value(forKey key: String) -> FieldValue? {
         guard let id = table.id(of: key) else { return nil }
         if let ids = table.selection.ids, !ids.contains(id) { return nil }
-        return withExtendedLifetime(chunk) { () -> FieldValue? in
+        // `base` points into `chunk`, which this value (borrowed for the call) keeps alive.
+        do {
             let buffer = UnsafeRawBufferPointer(start: base, count: Int(length))
             var i = Int(tableStart)
             var offset = Int(payloadStart)
