@@ -196,21 +196,38 @@ struct EncodedFields: @unchecked Sendable {
         // The selected fields: their count, the size of their table entries and payloads.
         var selected = 0, tableSize = 0, payloadSize = 0, assets = false
         var error: (any Error)?
-        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
-            id, type, payload in
-            guard selection.contains(id) else { return true }
-            do { try table.register(id, expected: view.count, names: &names) } catch let e {
-                error = e
-                return false
+        if selection.ids == nil {
+            // Every field (no desired keys): the names to register and whether any is an
+            // asset, read straight off the checked table (the common case of fetches and
+            // queries, without the closure per field below).
+            let buffer = view.buffer
+            var i = view.tableStart
+            for _ in 0..<view.count {
+                let id = Int64(bitPattern: RecordView.readVarint(buffer, &i))
+                let code = i < buffer.count ? buffer[i] : 0
+                i += 1
+                _ = RecordView.readVarint(buffer, &i)
+                if !table.contains(id) { try table.register(id, expected: view.count, names: &names) }
+                assets = assets || code == FieldType.asset.rawValue || code == FieldType.assetList.rawValue
             }
-            selected += 1
-            if selection.ids != nil {
-                // Sizes for a projected copy; a copy of every field takes the bytes as they are.
-                tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
-                payloadSize += payload.count
+            selected = view.count
+        } else {
+            RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
+                id, type, payload in
+                guard selection.contains(id) else { return true }
+                do { try table.register(id, expected: view.count, names: &names) } catch let e {
+                    error = e
+                    return false
+                }
+                selected += 1
+                if selection.ids != nil {
+                    // Sizes for a projected copy; a copy of every field takes the bytes as they are.
+                    tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
+                    payloadSize += payload.count
+                }
+                assets = assets || type == .asset || type == .assetList
+                return true
             }
-            assets = assets || type == .asset || type == .assetList
-            return true
         }
         if let error { throw error }
         hasAssets = assets
