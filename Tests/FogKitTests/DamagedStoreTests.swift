@@ -1,7 +1,6 @@
 import FogKit
 import FogKitTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// Copies of a small populated store with 1–8 bytes of its data file flipped are opened and
@@ -81,7 +80,16 @@ import Testing
         process.executableURL = CrashTests.fogTool
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
+        // Standard error goes to a file, read once the child has ended: a pipe's
+        // `readabilityHandler` (a dispatch source) crashed the test process once in
+        // libdispatch when it was cleared after a child ended.
+        let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("fog-damaged-\(UUID().uuidString).stderr")
+        guard FileManager.default.createFile(atPath: errorsFile.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorsFile.path])
+        }
+        defer { try? FileManager.default.removeItem(at: errorsFile) }
+        let errors = try FileHandle(forWritingTo: errorsFile)
+        defer { try? errors.close() }
         process.standardError = errors
         var environment = ProcessInfo.processInfo.environment
         // A crash ends the child at once instead of waiting for a backtrace.
@@ -90,11 +98,6 @@ import Testing
         // their signal, as in a normal build, and its reports (which exit 1) show on stderr.
         environment["ASAN_OPTIONS"] = "handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0"
         process.environment = environment
-        let collected = Mutex(Data())
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            collected.withLock { $0.append(data) }
-        }
         try process.run()
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(5_000) }
@@ -106,9 +109,8 @@ import Testing
             process.waitUntilExit()
             reason = process.terminationReason
         }
-        errors.fileHandleForReading.readabilityHandler = nil
-        let rest = errors.fileHandleForReading.readDataToEndOfFile()
-        return (reason, process.terminationStatus, String(decoding: collected.withLock { $0 } + rest, as: UTF8.self))
+        let stderr = (try? Data(contentsOf: errorsFile)) ?? Data()
+        return (reason, process.terminationStatus, String(decoding: stderr, as: UTF8.self))
     }
 
     @Test func damagedCopiesNeverCrashOrHangTheProcessesThatReadThem() async throws {

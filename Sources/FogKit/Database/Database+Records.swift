@@ -20,8 +20,7 @@ extension Database {
     /// - Throws: ``FogError/Code/unknownItem`` when it does not exist.
     public func record(for recordID: Record.ID) async throws -> Record {
         try checkOpen()
-        let results = try engine.reader.fetch([recordID], desiredKeys: nil, context: context)
-        return try results[0].1.get()
+        return try engine.reader.fetch(recordID, context: context).get()
     }
 
     /// Fetches records by ID, each with its own result; `desiredKeys` limits the
@@ -30,7 +29,11 @@ extension Database {
         for ids: [Record.ID], desiredKeys: [Record.FieldKey]? = nil
     ) async throws -> [Record.ID: Result<Record, any Error>] {
         try checkOpen()
-        return try Self.dictionary(engine.reader.fetch(ids, desiredKeys: desiredKeys, context: context))
+        // Straight into the dictionary: no array of results in between.
+        var results: [Record.ID: Result<Record, any Error>] = [:]
+        results.reserveCapacity(ids.count)
+        try engine.reader.fetch(ids, desiredKeys: desiredKeys, context: context) { id, result in results[id] = result.mapError { $0 } }
+        return results
     }
 
     /// Deletes a record, and the records that reference it with `deleteSelf`

@@ -84,8 +84,10 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         var system = SystemFields()
 
         func value(forKey key: FieldKey) -> FieldValue? {
-            if let encoded { return encoded.value(forKey: key) }
-            return decoded[key]
+            // Optional chaining reads the encoded fields in place; `if let` would copy them
+            // (retaining and releasing their chunk and name table) on every field read.
+            guard encoded != nil else { return decoded[key] }
+            return encoded?.value(forKey: key)
         }
 
         /// Every field, decoded.

@@ -1,4 +1,5 @@
 import FogStorage
+import Foundation
 
 /// The on-disk layout: the tables of a container's store and their keys.
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
@@ -66,6 +67,64 @@ enum Layout {
         w.append(zone)
         w.append(recordName)
         return w.bytes
+    }
+
+    /// Calls `body` with ``nameKey(zone:recordName:)`` built on the stack instead of in an
+    /// array (a fetch by ID looks one up per record); see ``writeKey(into:_:_:_:)``.
+    @inline(__always)
+    static func withNameKey<R>(zone: Int64, recordName: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer in
+            guard let count = writeKey(into: buffer, zone, recordName, nil) else {
+                return try nameKey(zone: zone, recordName: recordName).withUnsafeBytes(body)
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Calls `body` with ``zoneKey(scope:owner:zoneName:)`` built on the stack (every request
+    /// reads its zone).
+    @inline(__always)
+    static func withZoneKey<R>(scope: Int, owner: String, zoneName: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer in
+            guard let count = writeKey(into: buffer, Int64(scope), owner, zoneName) else {
+                return try zoneKey(scope: scope, owner: owner, zoneName: zoneName).withUnsafeBytes(body)
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Writes the tuple key (`number`, `first`, `second`) — a tuple integer, then one or two
+    /// tuple strings, the bytes ``KeyWriter`` writes — into `key`; returns its length. `nil`
+    /// when the key must come from the key writer instead: a negative number, a string with a
+    /// zero byte (which the tuple layer escapes), or a key longer than `key`.
+    @inline(__always)
+    static func writeKey(into key: UnsafeMutableRawBufferPointer, _ number: Int64, _ first: String, _ second: String?) -> Int? {
+        guard number >= 0, key.count >= 9 else { return nil }
+        let numberBytes = (64 - number.leadingZeroBitCount + 7) / 8
+        key[0] = 0x14 + UInt8(numberBytes)
+        var i = 1
+        var shift = 8 * (numberBytes - 1)
+        while shift >= 0 {
+            key[i] = UInt8(truncatingIfNeeded: number >> shift)
+            i += 1
+            shift -= 8
+        }
+        guard appendString(first, to: key, at: &i) else { return nil }
+        if let second, !appendString(second, to: key, at: &i) { return nil }
+        return i
+    }
+
+    @inline(__always)
+    private static func appendString(_ string: String, to key: UnsafeMutableRawBufferPointer, at i: inout Int) -> Bool {
+        var string = string
+        return string.withUTF8 { utf8 -> Bool in
+            guard utf8.count <= key.count - i - 2, utf8.isEmpty || memchr(utf8.baseAddress!, 0, utf8.count) == nil else { return false }
+            key[i] = 0x02
+            if let source = utf8.baseAddress, !utf8.isEmpty { (key.baseAddress! + i + 1).copyMemory(from: source, byteCount: utf8.count) }
+            key[i + 1 + utf8.count] = 0x00
+            i += utf8.count + 2
+            return true
+        }
     }
 
     /// The prefix of every key of one zone in the tables keyed by zone first: `names`, `refs`,

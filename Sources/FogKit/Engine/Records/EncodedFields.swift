@@ -5,14 +5,20 @@ import Foundation
 /// Records decoded by one fetch, query page or change batch refer to it, so each record
 /// holds name ids (small integers) and the names themselves are looked up once per
 /// request. It is filled while the request decodes, inside its read transaction, and only
-/// read afterwards.
+/// read afterwards; a fetch may then hand it to later fetches, which only read it
+/// (``FetchNameTables``).
 final class FieldNameTable: @unchecked Sendable {
     /// The names of the fields the request's records hold, in the order first seen. A
     /// request reads a handful of fields, so a scan that compares short strings costs less
     /// than hashing the name; past 16 names a dictionary takes over.
-    private var entries: [(id: Int64, name: String)] = []
-    private var byName: [String: Int64] = [:]
-    private var byID: [Int64: String] = [:]
+    ///
+    /// Unchecked exclusivity: every field read looks a name up here, and the dynamic check of
+    /// a class's `var` (`swift_beginAccess`, twice per lookup) cost about as much as the scan
+    /// itself. The table is written only while its request decodes, by that request alone,
+    /// and only read after (see the type's comment), so no access can overlap a write.
+    @exclusivity(unchecked) private var entries: [(id: Int64, name: String)] = []
+    @exclusivity(unchecked) private var byName: [String: Int64] = [:]
+    @exclusivity(unchecked) private var byID: [Int64: String] = [:]
     let zoneID: RecordZone.ID
     let assetDirectory: URL
     /// The fields the request returns (its desired keys).
@@ -47,11 +53,39 @@ final class FieldNameTable: @unchecked Sendable {
     }
 
     /// The id of `name` when a record of the request holds the field; `nil` otherwise.
+    /// Names of another length are passed over by their length alone (`==` on two different
+    /// strings takes the runtime's slow comparison).
+    @inline(__always)
     func id(of name: String) -> Int64? {
         if entries.count > 16 { return byName[name] }
-        for entry in entries where entry.name == name { return entry.id }
+        let length = name.utf8.count
+        for entry in entries where entry.name.utf8.count == length && entry.name == name { return entry.id }
         return nil
     }
+
+    /// Whether the name of `id` is known.
+    @inline(__always)
+    func contains(_ id: Int64) -> Bool {
+        if entries.count > 16 { return byID[id] != nil }
+        for entry in entries where entry.id == id { return true }
+        return false
+    }
+
+    /// Whether the table knows the name of every field of `view`.
+    func knowsNames(of view: RecordView) -> Bool {
+        // The view's table was checked: ids, type bytes and lengths read plainly.
+        let buffer = view.buffer
+        var i = view.tableStart
+        for _ in 0..<view.count {
+            guard contains(Int64(bitPattern: RecordView.readVarint(buffer, &i))) else { return false }
+            i += 1
+            _ = RecordView.readVarint(buffer, &i)
+        }
+        return true
+    }
+
+    /// Whether any name was registered.
+    var hasNames: Bool { !entries.isEmpty }
 
     func name(of id: Int64) -> String? {
         if entries.count > 16 { return byID[id] }
@@ -137,6 +171,9 @@ struct FieldArenaWriter {
 struct EncodedFields: @unchecked Sendable {
     /// The chunk holding the field count, table and payloads, from `start`.
     private let chunk: FieldArena
+    /// Where this record's bytes start in ``chunk``: the chunk's elements never move while it
+    /// lives, and this value keeps it alive, so reads need no closure to reach them.
+    private let base: UnsafeRawPointer
     private let start: Int32
     private let length: Int32
     private let count: Int32
@@ -159,35 +196,53 @@ struct EncodedFields: @unchecked Sendable {
         // The selected fields: their count, the size of their table entries and payloads.
         var selected = 0, tableSize = 0, payloadSize = 0, assets = false
         var error: (any Error)?
-        RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
-            id, type, payload in
-            guard selection.contains(id) else { return true }
-            do { try table.register(id, expected: view.count, names: &names) } catch let e {
-                error = e
-                return false
+        if selection.ids == nil {
+            // Every field (no desired keys): the names to register and whether any is an
+            // asset, read straight off the checked table (the common case of fetches and
+            // queries, without the closure per field below).
+            let buffer = view.buffer
+            var i = view.tableStart
+            for _ in 0..<view.count {
+                let id = Int64(bitPattern: RecordView.readVarint(buffer, &i))
+                let code = i < buffer.count ? buffer[i] : 0
+                i += 1
+                _ = RecordView.readVarint(buffer, &i)
+                if !table.contains(id) { try table.register(id, expected: view.count, names: &names) }
+                assets = assets || code == FieldType.asset.rawValue || code == FieldType.assetList.rawValue
             }
-            selected += 1
-            if selection.ids != nil {
-                // Sizes for a projected copy; a copy of every field takes the bytes as they are.
-                tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
-                payloadSize += payload.count
+            selected = view.count
+        } else {
+            RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
+                id, type, payload in
+                guard selection.contains(id) else { return true }
+                do { try table.register(id, expected: view.count, names: &names) } catch let e {
+                    error = e
+                    return false
+                }
+                selected += 1
+                if selection.ids != nil {
+                    // Sizes for a projected copy; a copy of every field takes the bytes as they are.
+                    tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
+                    payloadSize += payload.count
+                }
+                assets = assets || type == .asset || type == .assetList
+                return true
             }
-            assets = assets || type == .asset || type == .assetList
-            return true
         }
         if let error { throw error }
         hasAssets = assets
-        let base = view.fieldsStart
+        let fieldsStart = view.fieldsStart
         if selected == view.count {
             // Every field: the record's bytes as they are.
-            let source = UnsafeRawBufferPointer(rebasing: view.buffer[base...])
+            let source = UnsafeRawBufferPointer(rebasing: view.buffer[fieldsStart...])
             guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
             let (chunk, offset) = arena.write(count: source.count) { $0.copyMemory(from: source) }
             self.chunk = chunk
+            self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
             start = Int32(offset)
             length = Int32(source.count)
-            tableStart = Int32(view.tableStart - base)
-            payloadStart = Int32(view.payloadStart - base)
+            tableStart = Int32(view.tableStart - fieldsStart)
+            payloadStart = Int32(view.payloadStart - fieldsStart)
         } else {
             // Desired keys: a table and payloads of the selected fields only, so that fields
             // the caller did not ask for take no memory.
@@ -211,6 +266,7 @@ struct EncodedFields: @unchecked Sendable {
                 }
             }
             self.chunk = chunk
+            self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
             start = Int32(offset)
             length = Int32(total)
             tableStart = Int32(countSize)
@@ -249,15 +305,33 @@ struct EncodedFields: @unchecked Sendable {
     }
 
     /// The value of field `key`, decoded now; `nil` when the record does not have it.
+    ///
+    /// Walks the field table comparing name ids only: the type of the one field found is
+    /// the only one looked at.
     func value(forKey key: String) -> FieldValue? {
         guard let id = table.id(of: key) else { return nil }
-        var value: FieldValue?
-        forEachField { fieldID, type, payload in
-            guard fieldID == id else { return true }
-            value = decode(type, payload)
-            return false
+        if let ids = table.selection.ids, !ids.contains(id) { return nil }
+        // `base` points into `chunk`, which this value (borrowed for the call) keeps alive.
+        do {
+            let buffer = UnsafeRawBufferPointer(start: base, count: Int(length))
+            var i = Int(tableStart)
+            var offset = Int(payloadStart)
+            for _ in 0..<Int(count) {
+                // The table was checked when copied: plain reads, stopping rather than failing.
+                let fieldID = Int64(bitPattern: RecordView.readVarint(buffer, &i))
+                guard i < buffer.count else { return nil }
+                let code = buffer[i]
+                i += 1
+                let size = Int(truncatingIfNeeded: RecordView.readVarint(buffer, &i))
+                guard size >= 0, size <= buffer.count - offset else { return nil }
+                if fieldID == id {
+                    guard let type = FieldType(rawValue: code) else { return nil }
+                    return decode(type, UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]))
+                }
+                offset += size
+            }
+            return nil
         }
-        return value
     }
 
     /// The names of the fields present.

@@ -306,8 +306,26 @@ enum RecordCodec {
         case .timestamp where buffer.count == 8:
             return .date(
                 Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self)))))
+        case .stringList: return decodeStringList(buffer) ?? (try? decodePayload(buffer, type: type))
         default: return try? decodePayload(buffer, type: type)
         }
+    }
+
+    /// A checked list of strings, read without the throwing reader (lists of tags are what
+    /// callers read most after scalars); `nil` for anything but a well-formed list.
+    @inline(__always)
+    private static func decodeStringList(_ buffer: UnsafeRawBufferPointer) -> FieldValue? {
+        var i = 0
+        guard let count = RecordView.length(buffer, &i), count <= buffer.count else { return nil }
+        var list: [String] = []
+        list.reserveCapacity(count)
+        for _ in 0..<count {
+            guard let size = RecordView.length(buffer, &i), size <= buffer.count - i else { return nil }
+            list.append(String(decoding: UnsafeRawBufferPointer(rebasing: buffer[i..<i + size]), as: UTF8.self))
+            i += size
+        }
+        guard i == buffer.count else { return nil }
+        return .stringList(list)
     }
 
     /// Checks that `buffer` holds a well-formed payload of `type`, allocating nothing:

@@ -1,11 +1,15 @@
 import FogStorage
 import Foundation
+import Synchronization
 
 /// Fetches records by ID (CloudKit's fetch-records requests).
 final class RecordReader<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let zones: ZoneDirectory<Store>
+    /// The name table of the last fetch of every field, which later fetches of every field in
+    /// the same zone share while their records hold no other name (``FetchNameTables``).
+    let sharedTable = SharedNameTable()
 
     init(core: EngineCore<Store>, records: RecordStore<Store>, zones: ZoneDirectory<Store>) {
         self.core = core
@@ -16,17 +20,36 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
     /// Fetches records by ID in one snapshot; `desiredKeys` limits the fields
     /// decoded (`nil` for all, empty for none).
     func fetch(_ ids: [Record.ID], desiredKeys: [String]?, context: DatabaseContext) throws -> [(Record.ID, Result<Record, FogError>)] {
+        var results: [(Record.ID, Result<Record, FogError>)] = []
+        results.reserveCapacity(ids.count)
+        try fetch(ids, desiredKeys: desiredKeys, context: context) { results.append(($0, $1)) }
+        return results
+    }
+
+    /// Fetches one record with every field: ``fetch(_:desiredKeys:context:)`` without the
+    /// array of results.
+    func fetch(_ id: Record.ID, context: DatabaseContext) throws -> Result<Record, FogError> {
+        var result: Result<Record, FogError>?
+        try fetch(CollectionOfOne(id), desiredKeys: nil, context: context) { result = $1 }
+        guard let result else { throw FogError(.internalError, message: "a fetch of one record returned nothing") }
+        return result
+    }
+
+    /// Fetches `ids` in one snapshot, handing each result to `deliver` in order.
+    func fetch(
+        _ ids: some Collection<Record.ID>, desiredKeys: [String]?, context: DatabaseContext,
+        _ deliver: (Record.ID, Result<Record, FogError>) -> Void
+    ) throws {
         try access.check(.fetch, in: context)
         let wanted = desiredKeys.map(Set.init)
-        return try read { txn, names in
+        try read { txn, names in
             let selection = try FieldSelection(wanted, names: &names)
             var zoneCache: [RecordZone.ID: Result<ZoneInfo?, FogError>] = [:]
             // Most requests read one zone: remember the last one before hashing.
             var lastZone: (id: RecordZone.ID, zone: Result<ZoneInfo?, FogError>)?
-            var results: [(Record.ID, Result<Record, FogError>)] = []
-            results.reserveCapacity(ids.count)
             // One name table per zone: the records of a request share their field names.
-            var table: FieldNameTable?
+            var tables = FetchNameTables(shared: sharedTable, selection: selection, assetDirectory: assetDirectory)
+            defer { tables.publish() }
             var arena = FieldArenaWriter(expectedRecords: ids.count)
             for id in ids {
                 let zone: Result<ZoneInfo?, FogError>
@@ -50,26 +73,77 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
                 lastZone = (id.zoneID, zone)
                 switch zone {
                 case .failure(let e):
-                    results.append((id, .failure(e)))
+                    deliver(id, .failure(e))
                 case .success(nil):
-                    results.append((id, .failure(unknown(id))))
+                    deliver(id, .failure(unknown(id)))
                 case .success(let info?):
-                    if table?.zoneID != id.zoneID {
-                        table = FieldNameTable(zoneID: id.zoneID, assetDirectory: assetDirectory, selection: selection)
-                    }
                     let record = try records.rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
                         try records.withRecord(row, in: txn) { buffer in
-                            try RecordView(buffer, checking: selection).makeRecord(id: id, table: table!, arena: &arena, names: &names)
+                            let view = try RecordView(buffer, checking: selection)
+                            let table = tables.table(for: view, zoneID: id.zoneID)
+                            return try view.makeRecord(id: id, table: table, arena: &arena, names: &names)
                         }
                     }
-                    results.append((id, record.map { .success($0) } ?? .failure(unknown(id))))
+                    deliver(id, record.map { .success($0) } ?? .failure(unknown(id)))
                 }
             }
-            return results
         }
     }
 
     private func unknown(_ id: Record.ID) -> FogError {
         FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+    }
+}
+
+/// The name tables of one fetch: the table the records of the current zone refer to, taken
+/// from the last fetch when it knows every name of the record at hand, so that a fetch of a
+/// few records makes no table of its own.
+///
+/// A table is written only by the request that made it, while it decodes (see
+/// ``FieldNameTable``). A fetch of every field publishes its own table when it ends; a table
+/// taken from there is shared and never written: a record with a name it lacks gets a new
+/// table, and the records made before keep theirs.
+struct FetchNameTables {
+    private let shared: SharedNameTable
+    private let selection: FieldSelection
+    private let assetDirectory: URL
+    private var current: FieldNameTable?
+    /// Whether ``current`` came from ``shared`` (and must not be written).
+    private var currentIsShared = false
+
+    init(shared: SharedNameTable, selection: FieldSelection, assetDirectory: URL) {
+        self.shared = shared
+        self.selection = selection
+        self.assetDirectory = assetDirectory
+    }
+
+    /// The table for the record `view` in `zoneID`.
+    mutating func table(for view: RecordView, zoneID: RecordZone.ID) -> FieldNameTable {
+        if let current, current.zoneID == zoneID, !currentIsShared || current.knowsNames(of: view) { return current }
+        if selection.ids == nil, let last = shared.table, last.zoneID == zoneID, last.knowsNames(of: view) {
+            current = last
+            currentIsShared = true
+            return last
+        }
+        let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: selection)
+        current = table
+        currentIsShared = false
+        return table
+    }
+
+    /// Offers the table this fetch made, if it made one, to later fetches of every field.
+    func publish() {
+        guard selection.ids == nil, !currentIsShared, let current, current.hasNames else { return }
+        shared.table = current
+    }
+}
+
+/// The name table fetches of every field share (``FetchNameTables``): the last one published.
+final class SharedNameTable: Sendable {
+    private let slot = Mutex<FieldNameTable?>(nil)
+
+    var table: FieldNameTable? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
     }
 }

@@ -24,7 +24,9 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
     /// The row id of a record, or `nil` when absent.
     @inline(__always)
     func rowID(zone: Int64, name: String, in txn: Store.ReadTransaction) throws -> Int64? {
-        try txn.withValue(forKey: Layout.nameKey(zone: zone, recordName: name), in: names) { try readBigEndianKey($0) }
+        try Layout.withNameKey(zone: zone, recordName: name) { key in
+            try txn.withValue(forKey: key, in: names) { try readBigEndianKey($0) }
+        }
     }
 
     /// How many records reference `target` with `deleteSelf`, counting up to `limit`.

@@ -32,6 +32,12 @@ struct RecordView {
     /// `checking` selects (the ones the caller will read; reading another may find it damaged
     /// and see it as missing). A corrupt record throws ``FormatError``.
     init(_ buffer: UnsafeRawBufferPointer, checking: FieldSelection) throws {
+        // A sound record takes the fast parse; anything it doubts is parsed again by the
+        // checking one below, which names the damage.
+        if let view = Self.parsed(buffer, checking: checking) {
+            self = view
+            return
+        }
         self.buffer = buffer
         var r = ByteReader(buffer)
         let v = try r.u8()
@@ -75,6 +81,142 @@ struct RecordView {
         self.checked = checking
     }
 
+    private init(
+        buffer: UnsafeRawBufferPointer, type: Int64, zone: Int64, nameRange: Range<Int>, creationDate: Double, modificationDate: Double,
+        creator: Int64, modifier: Int64, changeSequence: Int64, parentRange: Range<Int>?, shareRange: Range<Int>?, fieldsStart: Int,
+        count: Int, tableStart: Int, payloadStart: Int, checked: FieldSelection
+    ) {
+        self.buffer = buffer
+        self.type = type
+        self.zone = zone
+        self.nameRange = nameRange
+        self.creationDate = creationDate
+        self.modificationDate = modificationDate
+        self.creator = creator
+        self.modifier = modifier
+        self.changeSequence = changeSequence
+        self.parentRange = parentRange
+        self.shareRange = shareRange
+        self.fieldsStart = fieldsStart
+        self.count = count
+        self.tableStart = tableStart
+        self.payloadStart = payloadStart
+        self.checked = checked
+    }
+
+    /// The parse of ``init(_:checking:)`` without errors: `nil` wherever that one would throw
+    /// (and, for payloads of rare types, wherever ``RecordCodec/checkPayload(_:type:)``
+    /// would), so that a view it returns is one the checking parse returns too. Every varint,
+    /// length and payload is checked the same way; only the reporting differs.
+    @inline(__always)
+    private static func parsed(_ buffer: UnsafeRawBufferPointer, checking: FieldSelection) -> RecordView? {
+        let end = buffer.count
+        guard end > 0, buffer[0] == RecordCodec.version else { return nil }
+        var i = 1
+        func varint() -> UInt64? {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < end {
+                let b = buffer[i]
+                i += 1
+                result |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { return result }
+                shift += 7
+                if shift > 63 { return nil }
+            }
+            return nil
+        }
+        func length() -> Int? {
+            guard let v = varint(), v <= UInt64(Int.max) else { return nil }
+            return Int(v)
+        }
+        func range() -> Range<Int>? {
+            guard let n = length(), n <= end - i else { return nil }
+            defer { i += n }
+            return i..<i + n
+        }
+        guard let type = varint(), let zone = varint(), let nameRange = range(), i < end else { return nil }
+        let flags = buffer[i]
+        i += 1
+        guard end - i >= 16 else { return nil }
+        let creationDate = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+        let modificationDate = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)))
+        i += 16
+        guard let creator = varint(), let modifier = varint(), let changeSequence = varint() else { return nil }
+        var parentRange: Range<Int>?
+        var shareRange: Range<Int>?
+        if flags & RecordCodec.hasParent != 0 {
+            guard let r = range() else { return nil }
+            parentRange = r
+        }
+        if flags & RecordCodec.hasShare != 0 {
+            guard let r = range() else { return nil }
+            shareRange = r
+        }
+        let fieldsStart = i
+        guard let count = length(), count <= end else { return nil }
+        let tableStart = i
+        for _ in 0..<count {
+            guard varint() != nil, i < end else { return nil }
+            i += 1
+            guard varint() != nil else { return nil }
+        }
+        let payloadStart = i
+        i = tableStart
+        var offset = payloadStart
+        for _ in 0..<count {
+            guard let id = varint(), i < end, let type = FieldType(rawValue: buffer[i]) else { return nil }
+            i += 1
+            guard let size = length(), size <= end - offset else { return nil }
+            if checking.contains(Int64(bitPattern: id)) {
+                guard payloadIsSound(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]), type: type) else { return nil }
+            }
+            offset += size
+        }
+        return RecordView(
+            buffer: buffer, type: Int64(bitPattern: type), zone: Int64(bitPattern: zone), nameRange: nameRange, creationDate: creationDate,
+            modificationDate: modificationDate, creator: Int64(bitPattern: creator), modifier: Int64(bitPattern: modifier),
+            changeSequence: Int64(bitPattern: changeSequence), parentRange: parentRange, shareRange: shareRange, fieldsStart: fieldsStart,
+            count: count, tableStart: tableStart, payloadStart: payloadStart, checked: checking)
+    }
+
+    /// Whether ``RecordCodec/checkPayload(_:type:)`` passes `payload`: the common types
+    /// inline, the others through it.
+    @inline(__always)
+    private static func payloadIsSound(_ payload: UnsafeRawBufferPointer, type: FieldType) -> Bool {
+        switch type {
+        case .string, .bytes: return true
+        case .int64, .double, .timestamp: return payload.count == 8
+        case .stringList, .bytesList:
+            var i = 0
+            let end = payload.count
+            guard let n = length(payload, &i), n <= end else { return false }
+            for _ in 0..<n {
+                guard let size = length(payload, &i), size <= end - i else { return false }
+                i += size
+            }
+            return i >= end
+        default: return (try? RecordCodec.checkPayload(payload, type: type)) != nil
+        }
+    }
+
+    /// A varint length at `i`, read as ``ByteReader/int()`` reads it; `nil` where that one
+    /// throws (truncated, too long, past `Int.max`).
+    @inline(__always)
+    static func length(_ buffer: UnsafeRawBufferPointer, _ i: inout Int) -> Int? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < buffer.count {
+            let b = buffer[i]
+            i += 1
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result <= UInt64(Int.max) ? Int(result) : nil }
+            shift += 7
+            if shift > 63 { return nil }
+        }
+        return nil
+    }
+
     private static func stringRange(_ r: inout ByteReader) throws -> Range<Int> {
         let n = try r.int()
         try r.need(n)
@@ -112,6 +254,11 @@ struct RecordView {
     /// A varint at `i` of a checked buffer (stops at the end rather than failing).
     @inline(__always)
     static func readVarint(_ buffer: UnsafeRawBufferPointer, _ i: inout Int) -> UInt64 {
+        // Most varints of a record (name ids, types' lengths, short payload sizes) are one byte.
+        if i < buffer.count, buffer[i] < 0x80 {
+            defer { i += 1 }
+            return UInt64(buffer[i])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while i < buffer.count {

@@ -89,7 +89,9 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     /// The stored zone at `address`, or `nil` when it does not exist (a default
     /// zone nobody has written to yet has no stored entry).
     func zoneInfo(at address: ZoneAddress, in txn: Store.ReadTransaction) throws -> ZoneInfo? {
-        try txn.withValue(forKey: address.key, in: zones) { try ZoneInfo.decode($0) }
+        try Layout.withZoneKey(scope: address.scope, owner: address.owner, zoneName: address.zoneName) { key in
+            try txn.withValue(forKey: key, in: zones) { try ZoneInfo.decode($0) }
+        }
     }
 
     /// The stored zone at `address`, creating it with `capabilities` when missing.

@@ -1,0 +1,66 @@
+import FogKitTesting
+import Foundation
+import Testing
+
+@testable import FogKit
+
+/// The shortcuts of the read path (issue 14) give what the plain path gives: keys built on
+/// the stack are the tuple layer's bytes, and fetches that share a name table across
+/// requests read every record's own fields, whatever names earlier fetches saw.
+@Suite struct ReadPathTests {
+    let store: TestStore
+    var db: Database { store.privateDatabase }
+
+    init() throws { store = try TestStore() }
+
+    @Test func keysOnTheStackAreTheTupleKeys() throws {
+        let names = ["", "a", "r-1", String(repeating: "x", count: 36), "é\u{301}", "zero\u{0}byte", String(repeating: "long", count: 80)]
+        for zone in [Int64.min, -1, 0, 1, 127, 128, 255, 256, 65_535, 1 << 40, .max] {
+            for name in names {
+                let stack = try Layout.withNameKey(zone: zone, recordName: name) { Array($0) }
+                #expect(stack == Layout.nameKey(zone: zone, recordName: name), "zone \(zone), name \(name.debugDescription)")
+                for owner in ["", "_0123456789abcdef0123456789abcdef", "a\u{0}"] {
+                    let scope = Int(truncatingIfNeeded: zone)
+                    let zoneKey = try Layout.withZoneKey(scope: scope, owner: owner, zoneName: name) { Array($0) }
+                    #expect(zoneKey == Layout.zoneKey(scope: scope, owner: owner, zoneName: name), "scope \(scope), \(owner), \(name)")
+                }
+            }
+        }
+    }
+
+    /// Records with different sets of fields, fetched one at a time, then together, in two
+    /// zones: each sees its own fields, including names the previous fetch never saw.
+    @Test func fetchesThatShareNameTablesReadTheirOwnFields() async throws {
+        let zoneA = try await db.save(RecordZone(zoneName: "A")).zoneID
+        let zoneB = try await db.save(RecordZone(zoneName: "B")).zoneID
+        var expected: [Record.ID: [String: FieldValue]] = [:]
+        var records: [Record] = []
+        for (i, fields) in [["x", "y"], ["x", "z"], ["w"], [], ["y", "x", "z", "w"]].enumerated() {
+            for zone in [zoneA, zoneB] {
+                let record = Record(recordType: "Item", recordID: Record.ID(recordName: "r\(i)", zoneID: zone))
+                var values: [String: FieldValue] = [:]
+                for (j, field) in fields.enumerated() { values[field] = .string("\(zone.zoneName)-\(i)-\(j)") }
+                for (key, value) in values { record.setFieldValue(value, forKey: key) }
+                expected[record.recordID] = values
+                records.append(record)
+            }
+        }
+        _ = try await db.modifyRecords(saving: records, deleting: [])
+        func check(_ record: Record) {
+            let values = expected[record.recordID]!
+            #expect(Set(record.allKeys()) == Set(values.keys), "\(record.recordID)")
+            for key in ["w", "x", "y", "z"] { #expect(record.fieldValue(forKey: key) == values[key], "\(record.recordID).\(key)") }
+        }
+        let ids = records.map(\.recordID)
+        for id in ids + ids.reversed() { check(try await db.record(for: id)) }
+        for result in try await db.records(for: ids).values { check(try result.get()) }
+        for id in ids { check(try await db.record(for: id)) }
+        // Desired keys never share a table with fetches of every field.
+        for id in ids {
+            let some = try await db.records(for: [id], desiredKeys: ["x"])[id]!.get()
+            #expect(some.allKeys() == (expected[id]!["x"] == nil ? [] : ["x"]))
+            #expect(some.fieldValue(forKey: "y") == nil)
+            check(try await db.record(for: id))
+        }
+    }
+}
