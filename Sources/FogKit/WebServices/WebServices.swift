@@ -79,8 +79,13 @@ extension WebServices {
             self.init(field: Self.path(path), reason: reason)
         }
 
-        /// The error of a JSON decoder or encoder, with the path it names.
-        init(_ error: any Error) {
+        /// The format error that a JSON decoder's or encoder's error describes, with the path
+        /// it names (a `FormatError` stays as it is).
+        public init(_ error: any Error) {
+            if let error = error as? FormatError {
+                self = error
+                return
+            }
             switch error {
             case DecodingError.keyNotFound(let key, let context):
                 self.init(context.codingPath + [key], "is missing")

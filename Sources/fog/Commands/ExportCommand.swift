@@ -13,7 +13,8 @@ struct ExportCommand: AsyncParsableCommand {
               fog export --database private --user alice > alice.jsonl
               fog export --database public --output public-export     # records.jsonl + assets/
               fog export --user alice --zone Notes --output notes-export
-            Each line is one record dictionary with its zoneID, plus "database" and "user". \
+            Each line is one record dictionary with its zoneID, plus "database" and "user" (the \
+            owner, or for the public database the creator). \
             To standard output an asset's downloadURL is the stored file's file: URL; with \
             --output DIR the files are copied to DIR/assets/ and downloadURL is "assets/NAME". \
             Users records are left out. Docs/ImportExport.md describes the format.
@@ -43,7 +44,11 @@ struct ExportCommand: AsyncParsableCommand {
         let scope = database.flatMap(Database.Scope.init(exportName:)) ?? (user != nil ? .private : nil)
         let admin = try store.openAdministrator(configuration: .init(changeFeeds: .everyZone))
         defer { admin.close() }
-        let zones = try admin.storeInfo().zones.filter { z in
+        let info = try admin.storeInfo()
+        // User record names to identities, to name the creator of a public record.
+        var identities: [String: String] = [:]
+        for z in info.zones where z.scope == .private { identities[z.ownerRecordName] = z.ownerIdentity }
+        let zones = info.zones.filter { z in
             guard z.scope != .shared, scope == nil || z.scope == scope else { return false }
             if z.scope == .private, let user, z.ownerIdentity != user { return false }
             if let zone, z.zoneName != zone { return false }
@@ -78,7 +83,8 @@ struct ExportCommand: AsyncParsableCommand {
                     let record = try result.get().record
                     if record.recordType == Record.SystemType.userRecord { continue }
                     let dictionary = try WebServices.RecordDictionary(record, zoneID: zoneID, locate: sink.locate)
-                    try sink.write(ExportLine(record: dictionary, database: "\(z.scope)", user: identity))
+                    let owner = z.scope == .public ? record.creatorUserRecordID.flatMap { identities[$0.recordName] } : identity
+                    try sink.write(ExportLine(record: dictionary, database: "\(z.scope)", user: owner))
                     count += 1
                 }
                 progress.show(count, fraction: nil)

@@ -66,38 +66,55 @@ struct ImportCommand: AsyncParsableCommand {
         var importer = Importer(admin: admin, configuration: configuration, batchSize: batchSize, inFlight: inFlight)
         defer { importer.close() }
 
+        // Lines are decoded ahead, a chunk per task, while earlier records commit; the
+        // decoded chunks are then taken in order, so the first bad line stops the import
+        // with every record before it handed to the importer and none after it.
         let reader = LineReader(handle: handle)
-        let decoder = JSONDecoder()
+        let options = TargetOptions(database: database, user: user, zone: zone, assetBase: assetBase)
         var progress = Progress()
         var lineNumber = 0
         var failure: String?
+        var decoding: [Task<DecodedChunk, Never>] = []
+        var chunk: [(Int, Data)] = []
+        let chunkSize = 256
+
+        /// Hands a decoded chunk to the importer; returns false when the import must stop.
+        func consume(_ decoded: DecodedChunk) async -> Bool {
+            do {
+                for (line, item) in decoded.items { try await importer.add(item, line: line) }
+            } catch let error as BatchFailure {
+                failure = error.message
+                return false
+            } catch {
+                failure = "\(error)"
+                return false
+            }
+            if let bad = decoded.failure {
+                failure = "line \(bad.line): \(bad.message)"
+                return false
+            }
+            progress.show(importer.committed, fraction: total.map { Double(reader.bytesRead) / Double(max($0, 1)) })
+            return true
+        }
+
         reading: while let line = try reader.next() {
             lineNumber += 1
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            do {
-                let parsed = try decoder.decode(ExportLine.self, from: line)
-                try await importer.add(try target(parsed, assetBase: assetBase), line: lineNumber)
-            } catch let error as LineError {
-                failure = "line \(lineNumber): \(error.message)"
-                break reading
-            } catch let error as WebServices.FormatError {
-                failure = "line \(lineNumber): \(error)"
-                break reading
-            } catch let error as DecodingError {
-                failure = "line \(lineNumber): \(WebServices.FormatError(field: "", reason: "\(error)").description)"
-                if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                    failure = "line \(lineNumber): not a JSON object"
-                }
-                break reading
-            } catch let error as BatchFailure {
-                failure = error.message
-                break reading
-            } catch {
-                failure = "line \(lineNumber): \(error)"
-                break reading
-            }
-            progress.show(importer.committed, fraction: total.map { Double(reader.bytesRead) / Double(max($0, 1)) })
+            chunk.append((lineNumber, line))
+            guard chunk.count >= chunkSize else { continue }
+            let lines = chunk
+            chunk = []
+            decoding.append(Task { options.decode(lines) })
+            if decoding.count > 3, await !consume(decoding.removeFirst().value) { break reading }
         }
+        if failure == nil, !chunk.isEmpty {
+            let lines = chunk
+            decoding.append(Task { options.decode(lines) })
+        }
+        while failure == nil, !decoding.isEmpty {
+            if await !consume(decoding.removeFirst().value) { break }
+        }
+        for task in decoding { task.cancel() }
         if failure == nil {
             do { try await importer.flush() } catch let error as BatchFailure { failure = error.message }
         }
@@ -135,12 +152,51 @@ struct ImportCommand: AsyncParsableCommand {
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
         return (handle, url.deletingLastPathComponent(), size)
     }
+}
+
+/// The lines of one chunk, decoded: each line's record with where it goes, and the first
+/// bad line (the lines after it are not decoded).
+struct DecodedChunk: Sendable {
+    var items: [(Int, Importer.Item)] = []
+    var failure: (line: Int, message: String)?
+}
+
+/// The command's choices of target, and how a line becomes a record.
+struct TargetOptions: Sendable {
+    var database: String?
+    var user: String?
+    var zone: String?
+    var assetBase: URL?
+
+    func decode(_ lines: [(Int, Data)]) -> DecodedChunk {
+        let decoder = JSONDecoder()
+        var result = DecodedChunk()
+        result.items.reserveCapacity(lines.count)
+        for (number, line) in lines {
+            do {
+                let parsed = try decoder.decode(ExportLine.self, from: line)
+                result.items.append((number, try target(parsed)))
+            } catch let error as LineError {
+                result.failure = (number, error.message)
+            } catch let error as DecodingError {
+                if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                    result.failure = (number, "not a JSON object")
+                } else {
+                    result.failure = (number, WebServices.FormatError(error).description)
+                }
+            } catch {
+                result.failure = (number, WebServices.FormatError(error).description)
+            }
+            if result.failure != nil { break }
+        }
+        return result
+    }
 
     /// Where a line's record goes, and the record.
-    private func target(_ line: ExportLine, assetBase: URL?) throws -> Importer.Item {
+    func target(_ line: ExportLine) throws -> Importer.Item {
         let databaseName = database ?? line.database ?? "private"
         let scope = Database.Scope(exportName: databaseName)!
-        var identity = user
+        var identity = user ?? line.user
         if scope == .private {
             guard let who = user ?? line.user else {
                 throw LineError(message: "the record names no user for the private database; pass --user")
@@ -152,7 +208,7 @@ struct ImportCommand: AsyncParsableCommand {
             throw LineError(message: "zone \(zoneName): the public database has only its default zone")
         }
         let record = try Record(line.record, zoneID: RecordZone.ID(zoneName: zoneName), assetBase: assetBase)
-        return Importer.Item(scope: scope, user: identity, record: record, size: 0)
+        return Importer.Item(scope: scope, user: identity, record: record)
     }
 }
 
@@ -170,11 +226,10 @@ struct BatchFailure: Error {
 /// Groups records into batches by target (database, user, zone) and commits them with
 /// several batches in flight.
 struct Importer {
-    struct Item {
+    struct Item: Sendable {
         var scope: Database.Scope
         var user: String?
         var record: Record
-        var size: Int
     }
 
     private struct Batch {

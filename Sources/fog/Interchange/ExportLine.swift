@@ -51,23 +51,33 @@ final class LineReader {
     /// The next line without its newline, or `nil` at the end.
     func next() throws -> Data? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0A) {
-                let line = buffer[start..<newline]
-                bytesRead += Int64(newline + 1 - start)
+            let from = start
+            let newline: Int? = buffer.withUnsafeBytes { raw in
+                guard from < raw.count, let base = raw.baseAddress,
+                    let hit = memchr(base + from, 0x0A, raw.count - from)
+                else { return nil }
+                return base.distance(to: UnsafeRawPointer(hit))
+            }
+            if let newline {
+                let line = buffer.subdata(in: from..<newline)
+                bytesRead += Int64(newline + 1 - from)
                 start = newline + 1
                 return line
             }
             if atEnd {
-                guard start < buffer.endIndex else { return nil }
-                let line = buffer[start...]
-                bytesRead += Int64(buffer.endIndex - start)
-                start = buffer.endIndex
+                guard from < buffer.count else { return nil }
+                let line = buffer.subdata(in: from..<buffer.count)
+                bytesRead += Int64(buffer.count - from)
+                start = buffer.count
                 return line
             }
             let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
             if chunk.isEmpty { atEnd = true }
-            buffer = Data(buffer[start...]) + chunk
-            start = buffer.startIndex
+            var next = Data(capacity: buffer.count - from + chunk.count)
+            next.append(buffer.subdata(in: from..<buffer.count))
+            next.append(chunk)
+            buffer = next
+            start = 0
         }
     }
 }
