@@ -116,8 +116,10 @@ import Testing
         try Self.expectSameFields(record, back)
         #expect(back.recordID.zoneID == Self.zone)
         #expect(Set(back.changedKeys()) == Set(record.allKeys()), "a decoded record saves every field")
-        // Encoding the decoded record again gives the same bytes.
+        // Encoding the decoded record again gives the same bytes, and JSONEncoder gives them too.
         #expect(try WebServices.encode(try WebServices.RecordDictionary(back)) == json)
+        let viaEncoder = try WebServices.makeEncoder().encode(try WebServices.RecordDictionary(record))
+        #expect(String(decoding: viaEncoder, as: UTF8.self) == String(decoding: json, as: UTF8.self))
     }
 
     @Test func typeNamesAreCloudKits() throws {

@@ -28,6 +28,15 @@ public enum WebServices {
         return encoder
     }
 
+    /// Encodes a record dictionary as one line of compact JSON (no newline at the end), with
+    /// ``JSONWriter``.
+    /// - Throws: ``FormatError`` for a double that is not finite.
+    public static func encode(_ record: RecordDictionary) throws(FormatError) -> Data {
+        var writer = JSONWriter()
+        try writer.write(record)
+        return Data(writer.bytes)
+    }
+
     /// Encodes a dictionary as one line of compact JSON (no newline at the end).
     /// - Throws: ``FormatError`` when a value cannot be written (a double that is not finite).
     public static func encode(_ value: some Encodable) throws(FormatError) -> Data {

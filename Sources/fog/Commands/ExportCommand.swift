@@ -105,7 +105,7 @@ final class Sink {
     private let directory: URL?
     private var buffer = Data()
     private var copied: Set<String> = []
-    private let encoder = WebServices.makeEncoder()
+    private var writer = WebServices.JSONWriter()
 
     init(output: URL?) throws {
         directory = output
@@ -136,7 +136,9 @@ final class Sink {
     }
 
     func write(_ line: ExportLine) throws {
-        buffer.append(try encoder.encode(line))
+        writer.removeAll()
+        try writer.write(line.record, extra: [("database", line.database), ("user", line.user)])
+        buffer.append(contentsOf: writer.bytes)
         buffer.append(0x0A)
         if buffer.count >= 1 << 16 { try flush() }
     }
