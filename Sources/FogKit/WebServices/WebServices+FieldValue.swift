@@ -38,13 +38,33 @@ extension WebServices {
                 }
                 type = known
             }
-            guard c.contains(.value), try !c.decodeNil(forKey: .value) else {
-                if type == nil, !c.contains(.value) { return }  // {}: clear the field
+            guard c.contains(.value) else {
+                if type == nil { return }  // {}: clear the field
                 throw FormatError(c.codingPath + [CodingKeys.value], "is missing")
             }
+            // Fast paths for the common types straight from the container; anything else, and
+            // any value that does not fit, goes through the general decoder for its error.
+            if let type, let fast = Self.fast(c, type) {
+                self.type = type
+                self.value = fast
+                return
+            }
+            if try c.decodeNil(forKey: .value) { throw FormatError(c.codingPath + [CodingKeys.value], "is null") }
             let decoded = try Value.decode(from: try c.superDecoder(forKey: .value), type: type)
             self.type = decoded.type
             self.value = decoded.value
+        }
+
+        private static func fast(_ c: KeyedDecodingContainer<CodingKeys>, _ type: FieldType) -> Value? {
+            switch type {
+            case .string: return (try? c.decode(String.self, forKey: .value)).map(Value.string)
+            case .int64: return (try? c.decode(Int64.self, forKey: .value)).map(Value.int64)
+            case .timestamp: return (try? c.decode(Int64.self, forKey: .value)).map(Value.timestamp)
+            case .stringList: return (try? c.decode([String].self, forKey: .value)).map { .list($0.map(Value.string)) }
+            case .int64List: return (try? c.decode([Int64].self, forKey: .value)).map { .list($0.map(Value.int64)) }
+            case .timestampList: return (try? c.decode([Int64].self, forKey: .value)).map { .list($0.map(Value.timestamp)) }
+            default: return nil
+            }
         }
 
         /// Encodes `value` and `type`, or `{}`.
