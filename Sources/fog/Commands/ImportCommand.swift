@@ -42,7 +42,7 @@ struct ImportCommand: AsyncParsableCommand {
     var batchSize = 400
 
     @Option(name: .long, help: "Batches committing at once.")
-    var inFlight = 4
+    var inFlight = 16
 
     @Option(name: .long, help: "durable, relaxed or none.")
     var durability = "durable"
@@ -105,7 +105,7 @@ struct ImportCommand: AsyncParsableCommand {
             let lines = chunk
             chunk = []
             decoding.append(Task { options.decode(lines) })
-            if decoding.count > 3, await !consume(decoding.removeFirst().value) { break reading }
+            if decoding.count > 7, await !consume(decoding.removeFirst().value) { break reading }
         }
         if failure == nil, !chunk.isEmpty {
             let lines = chunk
