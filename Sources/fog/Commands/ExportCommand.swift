@@ -79,8 +79,12 @@ struct ExportCommand: AsyncParsableCommand {
             while true {
                 let page = try await db.recordZoneChanges(
                     inZoneWith: RecordZone.ID(zoneName: z.zoneName), since: token, resultsLimit: pageSize)
-                for (_, result) in page.modificationResultsByID.sorted(by: { $0.key.recordName < $1.key.recordName }) {
-                    let record = try result.get().record
+                // In name order, records without a parent first, so that within a page a
+                // parent comes before its children (import needs it earlier or in the same batch).
+                let records = try page.modificationResultsByID.values.map { try $0.get().record }.sorted {
+                    ($0.parent == nil ? 0 : 1, $0.recordID.recordName) < ($1.parent == nil ? 0 : 1, $1.recordID.recordName)
+                }
+                for record in records {
                     if record.recordType == Record.SystemType.userRecord { continue }
                     let dictionary = try WebServices.RecordDictionary(record, zoneID: zoneID, locate: sink.locate)
                     let owner = z.scope == .public ? record.creatorUserRecordID.flatMap { identities[$0.recordName] } : identity
