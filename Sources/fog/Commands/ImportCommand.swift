@@ -141,7 +141,10 @@ struct ImportCommand: AsyncParsableCommand {
 
     /// The input's handle, the folder relative asset URLs are in, and its size when known.
     private func openInput() throws -> (FileHandle, URL?, Int64?) {
-        if input == "-" { return (FileHandle.standardInput, nil, nil) }
+        if input == "-" {
+            // Relative asset URLs of standard input are in the current folder.
+            return (FileHandle.standardInput, URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true), nil)
+        }
         var url = URL(fileURLWithPath: input)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
