@@ -70,6 +70,20 @@ import Testing
         #expect(try store.admin.checkIntegrity().isSound)
     }
 
+    /// A long chain is deleted without deep recursion (each link is a separate record).
+    @Test func aLongChainIsDeletedFromItsHead() async throws {
+        try await makeZone()
+        let length = 20_000
+        for part in stride(from: 0, to: length, by: 400) {
+            let records = (part..<part + 400).map { i in Self.node("c\(i)", owner: i == 0 ? nil : "c\(i - 1)") }
+            _ = try await db.modifyRecords(saving: records, deleting: [])
+        }
+        try await db.deleteRecord(withID: Self.id("c0"))
+        for i in [1, length / 2, length - 1] { await expectNotStored(Self.id("c\(i)"), in: db) }
+        #expect(try store.admin.storeInfo().recordCount < length)
+        #expect(try store.admin.checkIntegrity().isSound)
+    }
+
     @Test func cyclesEnd() async throws {
         try await makeZone()
         // A ↔ B, a three-record cycle, and a record that owns itself.

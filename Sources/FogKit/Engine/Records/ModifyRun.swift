@@ -522,41 +522,53 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     /// Deletes a record and, transitively, the records that reference it with `deleteSelf`.
-    /// The rows deleted in the zone (``deletedRows``) end the walk, so a cycle ends.
+    /// The rows deleted in the zone (``deletedRows``) end the walk, so a cycle ends. The walk
+    /// keeps its own list of rows to visit (no recursion), so a chain of any length is
+    /// deleted, and it reads only the referrers' `refs` entries and records.
     private mutating func deleteRow(_ row: Int64, _ record: StoredRecord, zone: Int64) throws {
-        guard deletedRows.insert(row).inserted else { return }
-        deletedNames.insert(record.recordName)
-        try txn.delete(bigEndianKey(row), in: writer.records.table)
-        try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
-        try updateIndexEntries(old: record, new: nil, row: row, zone: zone)
-        guard let type = try names.resolver.id(record.recordType) else {
-            throw FormatError(message: "record \(record.recordName) has a record type with no name id")
-        }
-        try writer.changes.logDelete(
-            zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
-            now: now, txn: txn)
-        deletedInZone += 1
-        for target in deleteSelfTargets(record.values) {
-            try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
-        }
-        var sources: [Int64] = []
-        try txn.scan(writer.records.refs, range: .prefix(Layout.refPrefix(zone: zone, target: record.recordName))) { key, _ in
-            var reader = KeyReader(Array(key))
-            _ = try reader.readInt64()
-            _ = try reader.readString()
-            sources.append(try reader.readInt64())
-            return true
-        }
-        for source in sources where !deletedRows.contains(source) {
-            var resolver = names.resolver
-            guard
-                let stored = try txn.withValue(
-                    forKey: bigEndianKey(source), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) })
-            else {
-                try txn.delete(Layout.refKey(zone: zone, target: record.recordName, source: source), in: writer.records.refs)
-                continue
+        // Rows to delete, each with the target whose cascade reached it (`nil`: the first).
+        var pending: [(row: Int64, target: String?)] = [(row, nil)]
+        var first: StoredRecord? = record
+        while let (row, target) = pending.popLast() {
+            guard !deletedRows.contains(row) else { continue }
+            let record: StoredRecord
+            if let given = first {
+                record = given
+                first = nil
+            } else {
+                var resolver = names.resolver
+                guard
+                    let stored = try txn.withValue(
+                        forKey: bigEndianKey(row), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) })
+                else {
+                    if let target { try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs) }
+                    continue
+                }
+                record = stored
             }
-            try deleteRow(source, stored, zone: zone)
+            deletedRows.insert(row)
+            deletedNames.insert(record.recordName)
+            try txn.delete(bigEndianKey(row), in: writer.records.table)
+            try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
+            try updateIndexEntries(old: record, new: nil, row: row, zone: zone)
+            guard let type = try names.resolver.id(record.recordType) else {
+                throw FormatError(message: "record \(record.recordName) has a record type with no name id")
+            }
+            try writer.changes.logDelete(
+                zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
+                now: now, txn: txn)
+            deletedInZone += 1
+            for target in deleteSelfTargets(record.values) {
+                try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
+            }
+            try txn.scan(writer.records.refs, range: .prefix(Layout.refPrefix(zone: zone, target: record.recordName))) { key, _ in
+                var reader = KeyReader(Array(key))
+                _ = try reader.readInt64()
+                _ = try reader.readString()
+                let source = try reader.readInt64()
+                if !deletedRows.contains(source) { pending.append((source, record.recordName)) }
+                return true
+            }
         }
     }
 
