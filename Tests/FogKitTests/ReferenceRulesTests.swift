@@ -174,6 +174,21 @@ import Testing
         #expect(try store.admin.checkIntegrity().isSound)
     }
 
+    /// Saves apply before deletes: a referrer saved in the request that deletes its target
+    /// is deleted by the cascade, and its save still succeeds.
+    @Test(arguments: [false, true])
+    func aReferrerSavedWithItsTargetsDeletion(atomically: Bool) async throws {
+        try await makeZone()
+        _ = try await db.modifyRecords(saving: [Self.node("A"), Self.node("B", owner: "A")], deleting: [])
+        let b = try await db.record(for: Self.id("B"))
+        b["n"] = "edited"
+        let result = try await codes(db, saving: [b, Self.node("C", owner: "A")], deleting: [Self.id("A")], atomically: atomically)
+        for name in ["A", "B", "C"] { #expect(result[Self.id(name)] == .some(nil), "\(name)") }
+        for name in ["A", "B", "C"] { await expectNotStored(Self.id(name), in: db) }
+        #expect(try await deletedNames() == ["A", "B", "C"])
+        #expect(try store.admin.checkIntegrity().isSound)
+    }
+
     /// In an atomic request, a delete whose cascade is refused fails the zone's other changes;
     /// in a non-atomic one only that delete fails.
     @Test(arguments: [false, true])
