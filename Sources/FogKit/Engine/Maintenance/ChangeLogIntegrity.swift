@@ -52,12 +52,16 @@ extension Maintenance {
         for (row, record) in live where !logged.contains(row) {
             problem("row \(row) has no change log entry at its change sequence \(record.sequence)")
         }
+        // Sets, so that the check stays linear in the tombstones (a cascade can leave many).
+        func nameEntry(_ zone: Int64, _ name: String, _ position: [UInt8]) -> String { "\(zone) \(position) \(name)" }
+        let nameEntries = Set(names.map { nameEntry($0.zone, $0.name, $0.position) })
+        let ageEntries = Set(ages)
         for t in tombstoneNames {
             let position = Layout.position(sequence: t.sequence, row: t.row)
-            if !names.contains(where: { $0.zone == t.zone && $0.name == t.name && $0.position == position }) {
+            if !nameEntries.contains(nameEntry(t.zone, t.name, position)) {
                 problem("tombstone of \(t.name) has no name entry")
             }
-            if !ages.contains([t.zone, t.sequence, t.row]) { problem("tombstone of \(t.name) has no age entry") }
+            if !ageEntries.contains([t.zone, t.sequence, t.row]) { problem("tombstone of \(t.name) has no age entry") }
         }
         for age in ages where !tombstones.contains(age) { problem("tombstone age entry \(age) has no tombstone") }
         if names.count != tombstoneNames.count { problem("\(names.count) tombstone name entries for \(tombstoneNames.count) tombstones") }

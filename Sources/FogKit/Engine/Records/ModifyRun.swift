@@ -19,6 +19,10 @@ struct ModifyRun<Store: KeyValueStore> {
     /// How many records of the zone being applied were deleted, cascades included (its old
     /// tombstones are pruned when any was).
     private(set) var deletedInZone = 0
+    /// The rows and names of the zone being applied that this request deleted, cascades
+    /// included: a later delete of one of them has nothing left to do, and succeeds.
+    private(set) var deletedRows: Set<Int64> = []
+    private(set) var deletedNames: Set<String> = []
     /// The field names of the records an update returns, per zone, and the memory their
     /// fields are copied into (as a fetch's are).
     var resultTable: FieldNameTable?
@@ -62,6 +66,8 @@ struct ModifyRun<Store: KeyValueStore> {
     private enum Plan {
         case save(SavePlan)
         case delete(row: Int64, record: StoredRecord)
+        /// A delete of a record that an earlier delete of the request deleted by cascade.
+        case alreadyDeleted
     }
 
     mutating func execute(
@@ -104,6 +110,8 @@ struct ModifyRun<Store: KeyValueStore> {
             let allOrNothing = atomic && zone.capabilities.contains(.atomic)
             var applied = 0
             deletedInZone = 0
+            deletedRows = []
+            deletedNames = []
             // In an all-or-nothing zone a parent may be any record saved (and not
             // deleted) in the same request. Otherwise each save stands alone, so
             // parents are saved first and must exist when their children are planned.
@@ -236,6 +244,7 @@ struct ModifyRun<Store: KeyValueStore> {
         switch item.kind {
         case .delete(let id):
             guard let existing = try fogTry({ try loadDecoded(zone: zone.id, name: id.recordName) }) else {
+                if deletedNames.contains(id.recordName) { return .alreadyDeleted }
                 throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
             }
             try writer.access.check(.delete, request(for: existing.record))
@@ -379,7 +388,7 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     /// Asks the access policy about every record that deleting `record` would delete
-    /// through `deleteSelf` references (as ``deleteRow(_:_:zone:visited:)`` will), so a
+    /// through `deleteSelf` references (as ``deleteRow(_:_:zone:)`` will), so a
     /// delete fails as a whole, before anything is written, when one of them may not be
     /// deleted by the caller.
     private func checkCascade(from row: Int64, _ record: StoredRecord, zone: Int64) throws(FogError) {
@@ -461,8 +470,11 @@ struct ModifyRun<Store: KeyValueStore> {
     private mutating func apply(_ plan: Plan, zone: ZoneInfo, zoneID: RecordZone.ID) throws -> Record? {
         switch plan {
         case .delete(let row, let record):
-            var visited: Set<Int64> = []
-            try deleteRow(row, record, zone: zone.id, visited: &visited)
+            // An all-or-nothing group plans every delete before applying any: the cascade of
+            // an earlier one may have deleted this record already.
+            try deleteRow(row, record, zone: zone.id)
+            return nil
+        case .alreadyDeleted:
             return nil
         case .save(let p):
             for (key, type) in p.newFieldTypes {
@@ -510,39 +522,53 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     /// Deletes a record and, transitively, the records that reference it with `deleteSelf`.
-    private mutating func deleteRow(_ row: Int64, _ record: StoredRecord, zone: Int64, visited: inout Set<Int64>) throws {
-        guard visited.insert(row).inserted else { return }
-        try txn.delete(bigEndianKey(row), in: writer.records.table)
-        try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
-        try updateIndexEntries(old: record, new: nil, row: row, zone: zone)
-        guard let type = try names.resolver.id(record.recordType) else {
-            throw FormatError(message: "record \(record.recordName) has a record type with no name id")
-        }
-        try writer.changes.logDelete(
-            zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
-            now: now, txn: txn)
-        deletedInZone += 1
-        for target in deleteSelfTargets(record.values) {
-            try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
-        }
-        var sources: [Int64] = []
-        try txn.scan(writer.records.refs, range: .prefix(Layout.refPrefix(zone: zone, target: record.recordName))) { key, _ in
-            var reader = KeyReader(Array(key))
-            _ = try reader.readInt64()
-            _ = try reader.readString()
-            sources.append(try reader.readInt64())
-            return true
-        }
-        for source in sources where !visited.contains(source) {
-            var resolver = names.resolver
-            guard
-                let stored = try txn.withValue(
-                    forKey: bigEndianKey(source), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) })
-            else {
-                try txn.delete(Layout.refKey(zone: zone, target: record.recordName, source: source), in: writer.records.refs)
-                continue
+    /// The rows deleted in the zone (``deletedRows``) end the walk, so a cycle ends. The walk
+    /// keeps its own list of rows to visit (no recursion), so a chain of any length is
+    /// deleted, and it reads only the referrers' `refs` entries and records.
+    private mutating func deleteRow(_ row: Int64, _ record: StoredRecord, zone: Int64) throws {
+        // Rows to delete, each with the target whose cascade reached it (`nil`: the first).
+        var pending: [(row: Int64, target: String?)] = [(row, nil)]
+        var first: StoredRecord? = record
+        while let (row, target) = pending.popLast() {
+            guard !deletedRows.contains(row) else { continue }
+            let record: StoredRecord
+            if let given = first {
+                record = given
+                first = nil
+            } else {
+                var resolver = names.resolver
+                guard
+                    let stored = try txn.withValue(
+                        forKey: bigEndianKey(row), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) })
+                else {
+                    if let target { try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs) }
+                    continue
+                }
+                record = stored
             }
-            try deleteRow(source, stored, zone: zone, visited: &visited)
+            deletedRows.insert(row)
+            deletedNames.insert(record.recordName)
+            try txn.delete(bigEndianKey(row), in: writer.records.table)
+            try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
+            try updateIndexEntries(old: record, new: nil, row: row, zone: zone)
+            guard let type = try names.resolver.id(record.recordType) else {
+                throw FormatError(message: "record \(record.recordName) has a record type with no name id")
+            }
+            try writer.changes.logDelete(
+                zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
+                now: now, txn: txn)
+            deletedInZone += 1
+            for target in deleteSelfTargets(record.values) {
+                try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
+            }
+            try txn.scan(writer.records.refs, range: .prefix(Layout.refPrefix(zone: zone, target: record.recordName))) { key, _ in
+                var reader = KeyReader(Array(key))
+                _ = try reader.readInt64()
+                _ = try reader.readString()
+                let source = try reader.readInt64()
+                if !deletedRows.contains(source) { pending.append((source, record.recordName)) }
+                return true
+            }
         }
     }
 
