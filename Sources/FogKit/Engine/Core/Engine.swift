@@ -58,6 +58,9 @@ final class Engine<Store: KeyValueStore>: Sendable {
                 try maintenance.migrate(from: core.openedVersion)
             }
             try maintenance.checkIndexTableLayout()
+            // Asset files without a reference (a save that crashed before committing, a
+            // deletion that committed just before a crash) go now.
+            try records.assets.sweep()
         } catch {
             core.close()
             throw FogError.wrapping(error)
