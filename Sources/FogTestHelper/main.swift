@@ -15,7 +15,9 @@ do {
         try await powerLossWorkload(Array(arguments.dropFirst()))
     default:
         FileHandle.standardError.write(
-            Data("usage: FogTestHelper hold-readers <directory> <count|all> | grow-under-limit <directory> | asset-workload <directory> <sources> | powerloss-workload ...\n".utf8)
+            Data(
+                "usage: FogTestHelper hold-readers <directory> <count|all> | grow-under-limit <directory> | asset-workload <directory> <sources> | powerloss-workload ...\n"
+                    .utf8)
         )
         exit(2)
     }

@@ -39,7 +39,8 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
                 throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
             }
             do {
-                store = try Store.open(at: directory, configuration: Layout.configuration(durability: durability, createsMissingTables: true))
+                store = try Store.open(
+                    at: directory, configuration: Layout.configuration(durability: durability, createsMissingTables: true))
             } catch {
                 throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
             }
