@@ -85,15 +85,18 @@ final class AssetStore<Store: KeyValueStore>: EngineService {
         try adjust(adding: [], removing: names, txn: txn)
     }
 
-    /// Writes the count of every asset of every record (the migration to format version 4).
+    /// Writes the count of every asset of every record (the migration to format version 4),
+    /// record by record: nothing is gathered in memory.
     func recount(records: Table, txn: Store.WriteTransaction) throws {
         try txn.clear(table)
-        var counts: [String: Int64] = [:]
         try txn.scan(records) { _, value in
-            for name in try AssetNames.of(encoded: value) { counts[name, default: 0] += 1 }
+            for name in try AssetNames.of(encoded: value) {
+                let key = Layout.assetKey(name)
+                let count = try txn.withValue(forKey: key, in: table) { try readBigEndianKey($0) } ?? 0
+                try txn.put(bigEndianKey(count + 1), forKey: key, in: table)
+            }
             return true
         }
-        for (name, count) in counts { try txn.put(bigEndianKey(count), forKey: Layout.assetKey(name), in: table) }
     }
 
     // MARK: Files (outside transactions)
