@@ -113,6 +113,10 @@ extension Maintenance {
         if Store.storeExists(at: destination) {
             throw FogError(.invalidArguments, message: "\(destination.path) already holds a store")
         }
+        // Held while the snapshot is taken and its files copied: no collection deletes a file
+        // that the snapshot's records reference in between.
+        let lock = AssetLock.shared(in: assetDirectory)
+        defer { lock?.release() }
         try store.backup(to: destination)
         let assets = destination.appendingPathComponent("assets", isDirectory: true)
         try FileManager.default.createDirectory(at: assets, withIntermediateDirectories: true)
