@@ -1,20 +1,21 @@
 import FogKit
 import Foundation
 
-/// The asset files of the crash test: variant `k` holds `4096 × (k + 1) + k` bytes of a
+/// The asset files of the crash test: variant `k` holds `1024 × (k mod 8 + 1) + k` bytes of a
 /// pattern of `k`, so a check can tell every variant's bytes apart.
 func assetVariantBytes(_ k: Int) -> Data {
-    Data((0..<(4096 * (k + 1) + k)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ k &* 7) })
+    Data((0..<(1024 * (k % 8 + 1) + k)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ k &* 7) })
 }
 
 /// `FogTestHelper asset-workload <directory> <sources>`: writes the asset variants into
 /// `sources`, then saves, replaces and deletes records holding them (in the private
 /// database's default zone of container `iCloud.fog.assets`, records `r0` to `r23`, durable
 /// commits) until killed, printing `committed <n>` after each request. Each record holds
-/// variant `v` in `file` and variants `v + 1`, `v + 2` (modulo 6) in the list `files`, with
-/// `v` in `variant`; the variants repeat across records, so files are shared.
+/// variant `v` in `file` and variants `v + 1`, `v + 2` (modulo 48) in the list `files`, with
+/// `v` in `variant`; the variants repeat across records, so files are shared, and at any
+/// moment many are referenced by no record, so their files must be gone.
 func assetWorkload(directory: String, sources: String) async throws {
-    let variants = 6
+    let variants = 48
     let folder = URL(fileURLWithPath: sources, isDirectory: true)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let files = try (0..<variants).map { k -> URL in
