@@ -18,6 +18,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // MARK: - C
@@ -34,7 +35,10 @@ let package = Package(
         .target(name: "FogStorageLMDB", dependencies: ["FogStorage", "CLMDB", "CLMDBGuard"], swiftSettings: swiftSettings),
         .target(
             name: "FogKit",
-            dependencies: ["FogStorage", "FogStorageLMDB", .product(name: "HeapModule", package: "swift-collections")],
+            dependencies: [
+                "FogStorage", "FogStorageLMDB", .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // MARK: - Command line

@@ -9,11 +9,15 @@ do {
         try holdReaders(directory: arguments[1], count: arguments[2])
     case "grow-under-limit" where arguments.count == 2:
         try growUnderLimit(directory: arguments[1])
+    case "asset-workload" where arguments.count == 3:
+        try await assetWorkload(directory: arguments[1], sources: arguments[2])
     case "powerloss-workload":
         try await powerLossWorkload(Array(arguments.dropFirst()))
     default:
         FileHandle.standardError.write(
-            Data("usage: FogTestHelper hold-readers <directory> <count|all> | grow-under-limit <directory> | powerloss-workload ...\n".utf8)
+            Data(
+                "usage: FogTestHelper hold-readers <directory> <count|all> | grow-under-limit <directory> | asset-workload <directory> <sources> | powerloss-workload ...\n"
+                    .utf8)
         )
         exit(2)
     }

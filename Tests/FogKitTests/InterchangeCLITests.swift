@@ -88,9 +88,9 @@ import Testing
         let lines = try String(contentsOf: export.appendingPathComponent("records.jsonl"), encoding: .utf8).split(separator: "\n")
         #expect(lines.count == records.count)
         // Two distinct asset files (the list repeats one of the three values' files, which the
-        // store copied separately), named by downloadURL relative to the folder.
+        // store keeps once, by content), named by downloadURL relative to the folder.
         let assetFiles = try FileManager.default.contentsOfDirectory(atPath: export.appendingPathComponent("assets").path)
-        #expect(assetFiles.count == 3)
+        #expect(assetFiles.count == 2)
         #expect(lines.contains { $0.contains(#""downloadURL":"assets/"#) })
         let imported = try Self.fog(["import", export.path, "--store", target.path, "--container", Self.identifier])
         #expect(imported.status == 0, "\(imported.err)")

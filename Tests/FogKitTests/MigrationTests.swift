@@ -6,10 +6,12 @@ import Testing
 
 @testable import FogKit
 
-/// Opening a store of an older format version brings it to version 3. From version 1 (empty
+/// Opening a store of an older format version brings it to version 4. From version 1 (empty
 /// indexes and change logs): the change logs are filled. From version 2 (index keys ending
 /// with the row id, in a table without duplicates): `indexes` is recreated with sorted
-/// duplicates and rebuilt. Either way the store is sound and the feeds and queries work.
+/// duplicates and rebuilt. From version 3 (no `assets` table, asset files under UUID names):
+/// the table is created and counts every asset, the UUID names stay. Either way the store is
+/// sound and the feeds and queries work.
 @Suite struct MigrationTests {
     private static let tables = [
         "meta", "zones", "zoneids", "names", "records", "schema", "users", "refs", "indexes", "changes", "dbchanges",
@@ -101,7 +103,7 @@ import Testing
             defer { admin.close() }
             let container = try admin.container(user: "alice")
             defer { container.close() }
-            #expect(try admin.storeInfo().formatVersion == 3)
+            #expect(try admin.storeInfo().formatVersion == Layout.formatVersion)
             #expect(try admin.checkIntegrity().isSound)
             let db = container.privateCloudDatabase
             let zone = RecordZone.ID(zoneName: "Old")
@@ -118,7 +120,7 @@ import Testing
             #expect(try admin.checkIntegrity().isSound)
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 4])
             let (entries, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(entries.count == 20)
@@ -149,7 +151,7 @@ import Testing
                 container.privateCloudDatabase, container: container, admin: admin, names: names, label: "migrated from format 2")
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 3])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 4])
             let (after, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
@@ -268,5 +270,81 @@ import Testing
         let admin = try directory.openAdministrator()
         defer { admin.close() }
         #expect(try admin.checkIntegrity().isSound)
+    }
+
+    @Test func aVersionThreeStoreWithoutTheAssetsTableIsOpenedAndMigrated() async throws {
+        let directory = try TemporaryDirectory()
+        // The tables of version 3 and its `meta`, as version 3 created them.
+        do {
+            let environment = try LMDBStore.open(
+                directory: directory.url, configuration: .init(tables: Self.tables, tableLayouts: ["indexes": Self.indexLayout]))
+            defer { environment.close() }
+            try environment.writeAndWait { txn throws in
+                let meta = environment.table(named: "meta")
+                try txn.put([0, 0, 0, 0, 0, 0, 0, 3], forKey: Array("format".utf8), in: meta)
+                try txn.put(Array(repeating: 7, count: 16), forKey: Array("incarnation".utf8), in: meta)
+                try txn.put(Array("iCloud.test".utf8), forKey: Array("identifier".utf8), in: meta)
+            }
+        }
+        let admin = try directory.openAdministrator()
+        defer { admin.close() }
+        #expect(try admin.storeInfo().formatVersion == 4)
+        let container = try admin.container(user: "alice")
+        defer { container.close() }
+        let source = directory.appending("source")
+        try Data([1, 2, 3]).write(to: source)
+        let record = Record(recordType: "Note")
+        record["file"] = Asset(fileURL: source)
+        try await container.privateCloudDatabase.save(record)
+        #expect(try admin.checkIntegrity().isSound)
+        // A store of neither kind is still refused.
+        let other = try TemporaryDirectory()
+        try LMDBStore.open(directory: other.url, configuration: .init(tables: ["x"])).close()
+        await expectFogError(.incompatibleVersion) { try other.openAdministrator() }
+    }
+
+    @Test func assetFilesStoredUnderUUIDNamesAreCountedAndKept() async throws {
+        let directory = try TemporaryDirectory()
+        let uuidName = UUID().uuidString.lowercased()
+        let orphanName = UUID().uuidString.lowercased()
+        let bytes = Data(repeating: 4, count: 2_000)
+        do {
+            let admin = try directory.openAdministrator()
+            defer { admin.close() }
+            let container = try admin.container(user: "alice")
+            defer { container.close() }
+            // A record as version 3 saved it: its asset stored under a UUID name.
+            let assets = directory.url.appendingPathComponent("assets")
+            try bytes.write(to: assets.appendingPathComponent(uuidName))
+            let record = Record(recordType: "Note", recordID: Record.ID(recordName: "old"))
+            record["file"] = Asset(storedName: uuidName, size: Int64(bytes.count), directory: assets)
+            try await container.privateCloudDatabase.save(record)
+        }
+        // Version 3 kept no counts (its stores have no `assets` table; an empty one stands in
+        // for it here), and left the files of deleted records.
+        do {
+            let environment = try LMDBStore.open(directory: directory.url, configuration: .init(tables: Self.tables + ["assets"]))
+            defer { environment.close() }
+            try environment.writeAndWait { txn throws in
+                try txn.put([0, 0, 0, 0, 0, 0, 0, 3], forKey: Array("format".utf8), in: environment.table(named: "meta"))
+                try txn.clear(environment.table(named: "assets"))
+            }
+        }
+        let assets = directory.url.appendingPathComponent("assets")
+        try Data([9]).write(to: assets.appendingPathComponent(orphanName))
+
+        let admin = try directory.openAdministrator()
+        defer { admin.close() }
+        let container = try admin.container(user: "alice")
+        defer { container.close() }
+        let db = container.privateCloudDatabase
+        #expect(try FileManager.default.contentsOfDirectory(atPath: assets.path) == [uuidName], "the orphan goes at open")
+        let fetched = try await db.record(for: Record.ID(recordName: "old"))
+        let asset: Asset? = fetched["file"]
+        #expect(asset?.fileURL?.lastPathComponent == uuidName)
+        #expect(try asset?.fileURL.map { try Data(contentsOf: $0) } == bytes)
+        #expect(try admin.checkIntegrity().isSound)
+        try await db.deleteRecord(withID: fetched.recordID)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: assets.path).isEmpty)
     }
 }

@@ -3,10 +3,12 @@ import Foundation
 /// A file attached to a record, the counterpart of `CKAsset`.
 ///
 /// Create an asset from a file URL and store it in a field. When the record is
-/// saved, FogKit copies the file's bytes into the container's `assets/` folder;
-/// assets do not count toward a record's 1 MB limit. On records fetched from
-/// the store, ``fileURL`` points at the stored copy, which callers must treat
-/// as read-only.
+/// saved, FogKit copies the file's bytes into the container's `assets/` folder,
+/// under the SHA-256 of the bytes, so identical content is stored once; the copy
+/// is deleted when no record references it any more. Assets do not count toward
+/// a record's 1 MB limit. On records fetched from the store, ``fileURL`` points
+/// at the stored copy, which callers must treat as read-only (it may be shared
+/// with other records).
 public final class Asset: Sendable, Hashable, CustomStringConvertible {
     /// The file holding the asset's bytes.
     public let fileURL: URL?

@@ -10,7 +10,7 @@ import Foundation
 /// | service | folder | job | tables it writes |
 /// |---|---|---|---|
 /// | ``core`` | `Core/` | the store, transactions, names, counters | `meta`, `schema` (names) |
-/// | ``records`` | `Records/` | rows by name, reference counts, record scans | `records`, `names`, `refs` |
+/// | ``records`` | `Records/` | rows by name, reference counts, asset files, record scans | `records`, `names`, `refs`, `assets` |
 /// | ``writer`` | `Records/` | saves and deletes (modify requests, cascades) | through ``records``, ``indexes``, ``changes`` |
 /// | ``reader`` | `Records/` | fetches by ID | — |
 /// | ``queries`` | `Query/` | planning and running queries | — |
@@ -58,6 +58,9 @@ final class Engine<Store: KeyValueStore>: Sendable {
                 try maintenance.migrate(from: core.openedVersion)
             }
             try maintenance.checkIndexTableLayout()
+            // Asset files without a reference (a save that crashed before committing, a
+            // deletion that committed just before a crash) go now.
+            try records.assets.sweep()
         } catch {
             core.close()
             throw FogError.wrapping(error)

@@ -33,7 +33,17 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
                 at: directory,
                 configuration: Layout.configuration(durability: durability, createsMissingTables: !existed))
         } catch StorageError.notFound {
-            throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
+            // A store of format version 1 to 3 has every table but `assets`: it is created
+            // (empty) here and filled by the migration to version 4.
+            guard existed, Self.isStoreBeforeVersion4(at: directory, durability: durability) else {
+                throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
+            }
+            do {
+                store = try Store.open(
+                    at: directory, configuration: Layout.configuration(durability: durability, createsMissingTables: true))
+            } catch {
+                throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
+            }
         } catch {
             throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
         }
@@ -49,6 +59,19 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
             store.close()
             throw FogError.wrapping(error)
         }
+    }
+
+    /// Whether the store in `directory` has every table of format versions 1 to 3 and one of
+    /// those versions in `meta` (opened without creating anything, then closed).
+    private static func isStoreBeforeVersion4(at directory: URL, durability: StorageDurability) -> Bool {
+        let configuration = StoreConfiguration(
+            tables: Layout.tablesBeforeVersion4, layouts: Layout.tableLayouts, durability: durability, createsMissingTables: false)
+        guard let old = try? Store.open(at: directory, configuration: configuration) else { return false }
+        defer { old.close() }
+        let meta = old.table(named: Layout.meta)
+        let version = try? old.read { txn in try txn.withValue(forKey: Layout.metaFormat, in: meta) { try readBigEndianKey($0) } }
+        guard let version = version ?? nil else { return false }
+        return version < 4 && Layout.readableFormatVersions.contains(version)
     }
 
     /// Writes the format version and incarnation of a new store, or checks them.

@@ -5,10 +5,10 @@ import Foundation
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
 enum Layout {
     /// The format version written in `meta`; a store with another version is refused.
-    static let formatVersion: Int64 = 3
+    static let formatVersion: Int64 = 4
     /// The versions this FogKit opens; older ones are migrated when opened (see
     /// `Engine.migrate(from:)`).
-    static let readableFormatVersions: ClosedRange<Int64> = 1...3
+    static let readableFormatVersions: ClosedRange<Int64> = 1...4
 
     static let meta = "meta"
     static let zones = "zones"
@@ -21,8 +21,12 @@ enum Layout {
     static let indexes = "indexes"
     static let changes = "changes"
     static let databaseChanges = "dbchanges"
+    /// Asset reference counts (from version 4).
+    static let assets = "assets"
 
-    static let allTables = [meta, zones, zoneIDs, names, records, schema, users, refs, indexes, changes, databaseChanges]
+    static let allTables = [meta, zones, zoneIDs, names, records, schema, users, refs, indexes, changes, databaseChanges, assets]
+    /// The tables of format versions 1 to 3, which had no `assets`.
+    static let tablesBeforeVersion4 = allTables.filter { $0 != assets }
 
     /// `indexes` holds a key's rows as a sorted set of 8-byte values (from version 3).
     static let indexTableLayout: TableLayout = .multiValue(fixedSizeValues: true)
@@ -183,6 +187,10 @@ enum Layout {
         w.append(target)
         return w.bytes
     }
+
+    /// `assets`: stored asset name (UTF-8: the SHA-256 in hexadecimal, or the UUID of a file
+    /// stored before version 4) → BE64 number of references.
+    static func assetKey(_ name: String) -> [UInt8] { Array(name.utf8) }
 
     /// `users`: identity → user record name.
     static func userKey(_ identity: String) -> [UInt8] { Array(identity.utf8) }

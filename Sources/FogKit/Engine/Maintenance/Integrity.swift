@@ -4,7 +4,8 @@ import Foundation
 extension Maintenance {
     /// Checks that every index entry points at a record and every record has its
     /// index entries: record names ↔ rows, zones ↔ zone ids, deleteSelf references,
-    /// interned names and field types, query indexes, and the change logs. Reads one
+    /// interned names and field types, asset reference counts and files, query indexes, and
+    /// the change logs. Reads one
     /// snapshot; changes nothing.
     func checkIntegrity() throws -> IntegrityReport {
         try read { txn, names in
@@ -48,6 +49,8 @@ extension Maintenance {
             var liveRows: [Int64: (zone: Int64, sequence: Int64)] = [:]
             // Each index entry as its key followed by its value (the row, 8 bytes).
             var expectedIndexEntries: Set<[UInt8]> = []
+            // The references of each stored asset name, counted from the records.
+            var assetReferences: [String: Int64] = [:]
             let catalog = try indexStore.allDefinitions(txn: txn, names: &names)
             try txn.scan(records) { key, value in
                 report.recordCount += 1
@@ -59,6 +62,7 @@ extension Maintenance {
                     return true
                 }
                 liveRows[row] = (stored.zone, stored.changeSequence)
+                for name in AssetNames.of(stored.values.values) { assetReferences[name, default: 0] += 1 }
                 guard let entry = rowsByName[row] else {
                     problem("row \(row) (\(stored.recordName)) has no record name entry")
                     return true
@@ -99,6 +103,20 @@ extension Maintenance {
             for (row, entry) in rowsByName where !rowsSeen.contains(row) {
                 problem("record name \(entry.name) points at missing row \(row)")
             }
+
+            // Asset counts: exactly the references the records hold, each to an existing file.
+            let assets = recordStore.assets
+            try txn.scan(assets.table) { key, value in
+                let name = String(decoding: key, as: UTF8.self)
+                let count = try readBigEndianKey(value)
+                if count != assetReferences[name] {
+                    problem("asset \(name) is counted \(count) times, referenced \(assetReferences[name] ?? 0)")
+                }
+                assetReferences[name] = nil
+                if !assets.hasFile(name) { problem("asset \(name) is referenced but its file is missing") }
+                return true
+            }
+            for (name, count) in assetReferences { problem("asset \(name) is referenced \(count) times but has no count") }
 
             // Query indexes: exactly the entries the records and the declared indexes call for,
             // each a row under a key, in a table whose keys hold sorted sets of 8-byte values.

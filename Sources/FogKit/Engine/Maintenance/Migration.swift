@@ -10,6 +10,10 @@ extension Maintenance {
     /// Version 1 → 2: the `changes` log gains an entry per record, at its last change, and
     /// `dbchanges` one per zone, at its creation (version 1 kept both empty).
     ///
+    /// Version 3 → 4: the new `assets` table gets the reference count of every stored asset
+    /// name, from the records. Files stored before version 4 keep their UUID names, which
+    /// records and counts go on using; new copies are named by their content.
+    ///
     /// Version 2 → 3: `indexes` keys lose their trailing row id, which becomes the value, as
     /// one of the key's sorted set of values: the table is replaced with an empty one of
     /// ``Layout/indexTableLayout`` (a store keeps the layout a table was created with, so the
@@ -21,6 +25,7 @@ extension Maintenance {
             guard current < Layout.formatVersion else { return }
             if current < 2 { try backfillChangeLogs(txn: txn, names: &names) }
             if current < 3 { try rebuildIndexTable(txn: txn, names: &names) }
+            if current < 4 { try recordStore.assets.recount(records: records, txn: txn) }
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
         }
     }
@@ -108,10 +113,14 @@ extension Maintenance {
         if Store.storeExists(at: destination) {
             throw FogError(.invalidArguments, message: "\(destination.path) already holds a store")
         }
+        // Held while the snapshot is taken and its files copied: no collection deletes a file
+        // that the snapshot's records reference in between.
+        let lock = AssetLock.shared(in: assetDirectory)
+        defer { lock?.release() }
         try store.backup(to: destination)
         let assets = destination.appendingPathComponent("assets", isDirectory: true)
         try FileManager.default.createDirectory(at: assets, withIntermediateDirectories: true)
-        for name in try FileManager.default.contentsOfDirectory(atPath: assetDirectory.path) {
+        for name in try FileManager.default.contentsOfDirectory(atPath: assetDirectory.path) where AssetNames.isStoredName(name) {
             try FileManager.default.copyItem(at: assetDirectory.appendingPathComponent(name), to: assets.appendingPathComponent(name))
         }
         let copy = try Store.open(at: destination, configuration: Layout.configuration(createsMissingTables: false))

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 #if canImport(Glibc)
@@ -6,7 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The files behind assets: checking a caller's source file and copying it into `assets/`.
+/// The files behind assets: checking a caller's source file and copying it into `assets/`
+/// under the SHA-256 of its bytes (``AssetStore`` counts the references to each file and
+/// collects the unreferenced ones).
 ///
 /// Only a regular file (or a symbolic link to one) is an asset source. A directory, a FIFO,
 /// a device such as `/dev/null` or a socket is refused with `invalidArguments`; a missing or
@@ -33,9 +36,25 @@ enum AssetFiles {
         }
     }
 
-    /// Copies the asset's source into `directory` under `name` and returns its size; on
-    /// failure nothing is left in `directory`.
-    static func copy(_ asset: Asset, key: String, into directory: URL, name: String, flush: Bool) throws(FogError) -> Int64 {
+    /// The prefix of the temporary files a copy is written to before it takes its content's
+    /// name; the sweep at open removes any such file a crash left behind.
+    static let temporaryPrefix = ".tmp-"
+    /// The lock file, in the container's directory beside `assets/`, that keeps collection
+    /// away from saves in flight (``AssetLock``).
+    static let lockName = "assets.lock"
+    /// The size of the chunks a copy reads, hashes and writes.
+    static let chunkSize = 1 << 20
+
+    /// Copies the asset's source into `directory`, hashing it while streaming it in
+    /// ``chunkSize`` chunks, and names the copy by its content: the lowercase hexadecimal
+    /// SHA-256 of its bytes. Returns that name and the size.
+    ///
+    /// The bytes go to a temporary file first, which is flushed (with `flush`) and then
+    /// renamed to its content's name, and the folder is flushed: the name never points at
+    /// bytes the system has not written. When a file of that name already exists (identical
+    /// content), the temporary file is removed and the existing one is kept. On failure
+    /// nothing of this copy is left in `directory`.
+    static func store(_ asset: Asset, key: String, into directory: URL, flush: Bool) throws(FogError) -> (name: String, size: Int64) {
         guard let url = asset.fileURL else {
             throw FogError(.assetFileNotFound, message: "field '\(key)': the asset has no file URL")
         }
@@ -46,24 +65,25 @@ enum AssetFiles {
         guard fstat(source, &info) == 0 else { throw unavailable(url, key: key, errno: errno) }
         try checkRegular(info.st_mode, url, key: key)
 
-        let destination = directory.appendingPathComponent(name)
-        let target = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let temporary = directory.appendingPathComponent(temporaryPrefix + UUID().uuidString.lowercased())
+        let target = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard target >= 0 else {
             throw FogError(
                 .assetNotAvailable, message: "field '\(key)': cannot create the asset's copy: \(String(cString: strerror(errno)))")
         }
         var failure: FogError?
         var size: Int64 = 0
-        let chunk = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        var hasher = SHA256()
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
         copying: while true {
-            let count = read(source, buffer, chunk)
+            let count = read(source, buffer, chunkSize)
             if count < 0 {
                 if errno == EINTR { continue }
                 failure = unavailable(url, key: key, errno: errno)
                 break
             }
             if count == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(start: buffer, count: count))
             var written = 0
             while written < count {
                 let n = write(target, buffer + written, count - written)
@@ -78,30 +98,53 @@ enum AssetFiles {
             size += Int64(count)
         }
         buffer.deallocate()
-        // Flush the copy and the folder entry naming it, so a durable commit never points
-        // at a file the system has not written yet.
+        // Flush the copy before it takes its name, so a name never points at unwritten bytes.
         if failure == nil, flush, fsync(target) != 0 {
             failure = FogError(
                 .assetNotAvailable, message: "field '\(key)': cannot flush the asset's copy: \(String(cString: strerror(errno)))")
         }
         close(target)
         if let failure {
-            unlink(destination.path)
+            unlink(temporary.path)
             throw failure
         }
-        if flush {
-            let folder = open(directory.path, O_RDONLY | O_CLOEXEC)
-            if folder >= 0 {
-                _ = fsync(folder)
-                close(folder)
-            }
+        let name = hexadecimal(hasher.finalize())
+        let destination = directory.appendingPathComponent(name)
+        var existing = stat()
+        if lstat(destination.path, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG, existing.st_size == off_t(size) {
+            // Stored already (identical content): keep that file.
+            unlink(temporary.path)
+        } else if rename(temporary.path, destination.path) != 0 {
+            let code = errno
+            unlink(temporary.path)
+            throw FogError(
+                .assetNotAvailable, message: "field '\(key)': cannot name the asset's copy: \(String(cString: strerror(code)))")
         }
-        return size
+        // Flush the folder entry naming it, so a durable commit never points at a name the
+        // system has not written yet.
+        if flush { flushFolder(directory) }
+        return (name, size)
     }
 
-    /// Removes copies made for a save that then failed; a copy already gone is fine.
-    static func remove(_ copies: [URL]) {
-        for copy in copies { unlink(copy.path) }
+    /// Flushes a folder's entries (`fsync` of the folder).
+    static func flushFolder(_ directory: URL) {
+        let folder = open(directory.path, O_RDONLY | O_CLOEXEC)
+        if folder >= 0 {
+            _ = fsync(folder)
+            close(folder)
+        }
+    }
+
+    /// The lowercase hexadecimal form of a digest.
+    static func hexadecimal(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        for byte in digest {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func checkRegular(_ mode: mode_t, _ url: URL, key: String) throws(FogError) {

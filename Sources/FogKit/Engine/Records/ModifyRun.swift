@@ -503,6 +503,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 try txn.put(
                     bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: writer.records.names)
             }
+            try writer.records.assets.countSave(existing: p.existing, values: p.values, changes: p.changes, txn: txn)
             if let existing = p.existing {
                 try updateIndexEntries(of: existing, changes: p.changes, new: stored, row: row, zone: zone.id)
             } else {
@@ -551,6 +552,7 @@ struct ModifyRun<Store: KeyValueStore> {
             try txn.delete(bigEndianKey(row), in: writer.records.table)
             try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
             try updateIndexEntries(old: record, new: nil, row: row, zone: zone)
+            try writer.records.assets.release(record.values, txn: txn)
             guard let type = try names.resolver.id(record.recordType) else {
                 throw FormatError(message: "record \(record.recordName) has a record type with no name id")
             }

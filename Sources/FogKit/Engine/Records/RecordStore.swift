@@ -13,12 +13,15 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
     let names: Table
     /// Zone, target name and source row → nothing: the `deleteSelf` references of each target.
     let refs: Table
+    /// The asset files and their reference counts (the `assets` table).
+    let assets: AssetStore<Store>
 
     init(core: EngineCore<Store>) {
         self.core = core
         table = core.store.table(named: Layout.records)
         names = core.store.table(named: Layout.names)
         refs = core.store.table(named: Layout.refs)
+        assets = AssetStore(core: core)
     }
 
     /// The row id of a record, or `nil` when absent.
@@ -66,7 +69,7 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
         try withUnsafeBytes(of: row.bigEndian) { try txn.withValue(forKey: $0, in: table, body) }
     }
 
-    /// Removes every record of a zone: its rows, names and references (the zone's keys in
+    /// Removes every record of a zone: its rows, names, references and asset references (the zone's keys in
     /// `names` and `refs` start with the zone id, as do its index and change-log keys). The
     /// records go 1,024 at a time, so memory does not grow with the zone.
     func deleteAll(zone: Int64, in txn: Store.WriteTransaction) throws {
@@ -78,6 +81,7 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
                 return chunk.count < 1_024
             }
             for entry in chunk {
+                try assets.release(row: entry.row, records: table, txn: txn)
                 try txn.delete(bigEndianKey(entry.row), in: table)
                 try txn.delete(entry.name, in: names)
             }

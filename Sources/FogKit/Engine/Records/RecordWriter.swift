@@ -75,40 +75,32 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let now: Date
         /// Stored per zone for the change feeds (`ModifyRecordsOperation.clientChangeTokenData`).
         var clientChangeTokenData: Data?
-        /// The asset files copied for each save (by index), removed again if the save fails.
-        var assetCopies: [Int: [URL]] = [:]
+        /// The names of the asset files copied for the request: collected after the write
+        /// unless a record it committed references them.
+        var assetCopies: [String] = []
+        /// Held from before the copies until the write has ended (see ``AssetStore``).
+        var assetLock: AssetLock?
+        var assets: AssetStore<Store>?
 
-        /// Runs the request's write and removes the asset copies of every save that did not
-        /// succeed: all of them when the write throws.
+        /// Runs the request's write, then releases the asset lock and collects the asset
+        /// files that no record references: the copies of saves that failed (all of them when
+        /// the write throws) and the files whose last reference the write removed.
         func removingFailedCopies(_ write: () async throws -> ModifyOutcome) async throws -> ModifyOutcome {
-            let outcome: ModifyOutcome
-            do {
-                outcome = try await write()
-            } catch {
-                AssetFiles.remove(assetCopies.values.flatMap { $0 })
-                throw error
-            }
-            removeCopies(failedIn: outcome)
-            return outcome
+            defer { finishAssets() }
+            return try await write()
         }
 
         /// The blocking form of ``removingFailedCopies(_:)``.
         func removingFailedCopiesAndWait(_ write: () throws -> ModifyOutcome) throws -> ModifyOutcome {
-            let outcome: ModifyOutcome
-            do {
-                outcome = try write()
-            } catch {
-                AssetFiles.remove(assetCopies.values.flatMap { $0 })
-                throw error
-            }
-            removeCopies(failedIn: outcome)
-            return outcome
+            defer { finishAssets() }
+            return try write()
         }
 
-        private func removeCopies(failedIn outcome: ModifyOutcome) {
-            for (index, copies) in assetCopies where index < outcome.saveResults.count {
-                if case .failure = outcome.saveResults[index].1 { AssetFiles.remove(copies) }
-            }
+        private func finishAssets() {
+            assetLock?.release()
+            guard let assets else { return }
+            assets.note(assetCopies)
+            assets.collect()
         }
     }
 
@@ -166,16 +158,22 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         for i in clients.indices where preErrors[i] == nil {
             do { try checkAssetSources(clients[i]) } catch { preErrors[i] = error }
         }
-        // Assets are copied into the store before the transaction; the copies of a save that
-        // fails, here or in the transaction, are removed (`removingFailedCopies`).
-        var copies: [Int: [URL]] = [:]
+        // Assets are copied into the store before the transaction, under the shared asset lock
+        // (held until the write ends, so that no collection removes a file between its copy,
+        // or the check of a stored asset's file, and the commit); the copies no committed
+        // record references are collected after the write (`removingFailedCopies`).
+        let holdsAssets = clients.indices.contains { preErrors[$0] == nil && clients[$0].values.values.contains(where: \.holdsAsset) }
+        let lock = holdsAssets ? AssetLock.shared(in: assetDirectory) : nil
+        var copies: [String] = []
         for i in clients.indices where preErrors[i] == nil {
-            do { copies[i] = try storeAssets(&clients[i]) } catch { preErrors[i] = error }
+            do { try storeAssets(&clients[i], copies: &copies) } catch { preErrors[i] = error }
         }
         var request = ModifyRequest(
             clients: clients, saveErrors: preErrors, deletes: recordIDsToDelete, deleteErrors: deleteErrors,
             context: context, user: user, policy: policy, atomic: atomic, now: Date())
-        request.assetCopies = copies.filter { !$0.value.isEmpty }
+        request.assetCopies = copies
+        request.assetLock = lock
+        request.assets = records.assets
         return request
     }
 
@@ -225,42 +223,44 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         }
     }
 
-    /// Copies unsaved assets into the assets folder and points the values at the copies;
-    /// returns the copies. If one copy fails, the others of the record are removed.
-    private func storeAssets(_ client: inout ClientRecord) throws(FogError) -> [URL] {
-        var copies: [URL] = []
-        do throws(FogError) {
-            for (key, value) in client.values {
-                switch value {
-                case .asset(let a) where a.storedName == nil:
-                    let stored = try storeAsset(a, key: key)
-                    copies.append(stored.fileURL!)
-                    client.values[key] = .asset(stored)
-                case .assetList(let list) where list.contains(where: { $0.storedName == nil }):
-                    var stored: [Asset] = []
-                    for a in list {
-                        if a.storedName != nil {
-                            stored.append(a)
-                        } else {
-                            let copy = try storeAsset(a, key: key)
-                            copies.append(copy.fileURL!)
-                            stored.append(copy)
-                        }
-                    }
-                    client.values[key] = .assetList(stored)
-                default: break
+    /// Copies unsaved assets into the assets folder and points the values at the copies,
+    /// adding their names to `copies`. A stored asset whose file is not in this store (an
+    /// asset of another container, or one collected since it was fetched) is copied again
+    /// from its file URL.
+    private func storeAssets(_ client: inout ClientRecord, copies: inout [String]) throws(FogError) {
+        for (key, value) in client.values {
+            switch value {
+            case .asset(let a) where needsCopy(a):
+                client.values[key] = .asset(try storeAsset(a, key: key, copies: &copies))
+            case .assetList(let list) where list.contains(where: needsCopy):
+                var stored: [Asset] = []
+                for a in list {
+                    stored.append(needsCopy(a) ? try storeAsset(a, key: key, copies: &copies) : a)
                 }
+                client.values[key] = .assetList(stored)
+            default: break
             }
-        } catch {
-            AssetFiles.remove(copies)
-            throw error
         }
-        return copies
     }
 
-    private func storeAsset(_ asset: Asset, key: String) throws(FogError) -> Asset {
-        let name = UUID().uuidString.lowercased()
-        let size = try AssetFiles.copy(asset, key: key, into: assetDirectory, name: name, flush: core.store.durability != .none)
+    private func needsCopy(_ asset: Asset) -> Bool {
+        guard let name = asset.storedName else { return true }
+        return !records.assets.hasFile(name)
+    }
+
+    private func storeAsset(_ asset: Asset, key: String, copies: inout [String]) throws(FogError) -> Asset {
+        let (name, size) = try AssetFiles.store(asset, key: key, into: assetDirectory, flush: core.store.durability != .none)
+        copies.append(name)
         return Asset(storedName: name, size: size, directory: assetDirectory)
+    }
+}
+
+extension FieldValue {
+    /// Whether the value is an asset or a list of assets.
+    var holdsAsset: Bool {
+        switch self {
+        case .asset, .assetList: true
+        default: false
+        }
     }
 }

@@ -130,6 +130,8 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     ) async throws -> ZoneOutcome {
         try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
+        // A deleted zone's asset files lose their references: collected after the write.
+        defer { records.assets.collect() }
         return try await write { [self] txn, _ in
             try runZones(saving: saveIDs, deleting: zoneIDsToDelete, purging: purging, context: context, txn: txn)
         }
@@ -141,6 +143,7 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     ) throws -> ZoneOutcome {
         try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
+        defer { records.assets.collect() }
         return try writeAndWait { [self] txn, _ in
             try runZones(saving: saveIDs, deleting: zoneIDsToDelete, purging: false, context: context, txn: txn)
         }
