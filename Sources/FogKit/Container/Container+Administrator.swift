@@ -46,11 +46,7 @@ extension Container {
         ///   container, or was written by an incompatible version.
         public init(identifier: String, directory: URL, configuration: Configuration = Configuration()) throws {
             guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
-            guard configuration.tombstoneRetention >= 0 else {
-                throw FogError(
-                    .invalidArguments,
-                    message: "tombstoneRetention is \(configuration.tombstoneRetention); it must be 0 or more seconds, or .infinity")
-            }
+            try configuration.validate()
             containerIdentifier = identifier
             self.directory = directory
             self.requestedConfiguration = configuration

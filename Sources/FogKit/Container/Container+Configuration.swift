@@ -66,20 +66,51 @@ extension Container {
         /// A deleted zone stays in its database's change feed for as long, and is pruned the
         /// same way when later zone deletions are written to the database.
         public var tombstoneRetention: TimeInterval
+        /// The largest asset file a save copies, in bytes: ``defaultMaximumAssetSize``
+        /// (50 MB, CloudKit's) by default; it must be 1 or more.
+        ///
+        /// A save whose asset's file is larger fails that record with
+        /// ``FogError/Code/limitExceeded``, naming the field and both sizes, before its file is
+        /// copied; so does a file that grows past the limit while it is copied. Nothing of the
+        /// file is left in the store. Other records of a request that is not atomic still save;
+        /// an atomic request fails every item of the record's zone (the others with
+        /// ``FogError/Code/batchRequestFailed``), as for any item that fails before the write.
+        /// Each asset is measured on its own (assets count toward neither a record's 1 MB nor a
+        /// request's 2 MB).
+        public var maximumAssetSize: Int
 
         /// 30 days.
         public static let defaultTombstoneRetention: TimeInterval = EngineDefaults.tombstoneRetention
+        /// 50 MB, counted as 50,000,000 bytes: the limit CloudKit Web Services publishes per
+        /// asset file (the native framework documents none). The decimal megabyte is the
+        /// smaller reading of "50 MB", so an asset FogKit accepts fits CloudKit's limit either way.
+        public static let defaultMaximumAssetSize: Int = EngineDefaults.maximumAssetSize
 
         /// Creates a configuration.
         public init(
             durability: Durability = .durable, limits: OperationLimits = .cloudKit, environment: Environment = .development,
-            changeFeeds: ChangeFeeds = .cloudKit, tombstoneRetention: TimeInterval = Configuration.defaultTombstoneRetention
+            changeFeeds: ChangeFeeds = .cloudKit, tombstoneRetention: TimeInterval = Configuration.defaultTombstoneRetention,
+            maximumAssetSize: Int = Configuration.defaultMaximumAssetSize
         ) {
             self.durability = durability
             self.limits = limits
             self.environment = environment
             self.changeFeeds = changeFeeds
             self.tombstoneRetention = tombstoneRetention
+            self.maximumAssetSize = maximumAssetSize
+        }
+    }
+}
+
+extension Container.Configuration {
+    /// Refuses option values a store cannot be opened with, with `invalidArguments`.
+    func validate() throws(FogError) {
+        guard tombstoneRetention >= 0 else {
+            throw FogError(
+                .invalidArguments, message: "tombstoneRetention is \(tombstoneRetention); it must be 0 or more seconds, or .infinity")
+        }
+        guard maximumAssetSize > 0 else {
+            throw FogError(.invalidArguments, message: "maximumAssetSize is \(maximumAssetSize); it must be 1 or more bytes")
         }
     }
 }

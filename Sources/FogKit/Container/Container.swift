@@ -75,11 +75,7 @@ public final class Container: Sendable {
         if let user, user.isEmpty || user.utf8.count > 255 {
             throw FogError(.invalidArguments, message: "the user identity must be 1 to 255 bytes long; pass nil for nobody")
         }
-        guard configuration.tombstoneRetention >= 0 else {
-            throw FogError(
-                .invalidArguments,
-                message: "tombstoneRetention is \(configuration.tombstoneRetention); it must be 0 or more seconds, or .infinity")
-        }
+        try configuration.validate()
         self.containerIdentifier = identifier
         self.directory = directory
         self.userIdentity = user

@@ -38,7 +38,9 @@ public final class Database: Sendable, CustomStringConvertible {
         self.context = DatabaseContext(
             scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention,
             feeds: configuration.changeFeeds.feedZones)
-        self.limits = configuration.limits.requestLimits
+        var limits = configuration.limits.requestLimits
+        limits.maximumAssetSize = configuration.maximumAssetSize
+        self.limits = limits
         self.environment = configuration.environment
     }
 

@@ -22,7 +22,8 @@ public final class Asset: Sendable, Hashable, CustomStringConvertible {
     /// The file must be a regular file, or a symbolic link to one, when the record is saved:
     /// a directory, a FIFO or a device fails the save with ``FogError/Code/invalidArguments``,
     /// and a missing or unreadable file with ``FogError/Code/assetFileNotFound``, before
-    /// anything is copied.
+    /// anything is copied. A file larger than ``Container/Configuration/maximumAssetSize``
+    /// (50 MB by default) fails the save with ``FogError/Code/limitExceeded``.
     public init(fileURL: URL) {
         self.fileURL = fileURL
         self.storedName = nil

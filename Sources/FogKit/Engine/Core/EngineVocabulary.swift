@@ -35,10 +35,13 @@ enum SavePolicy: Sendable, Hashable {
     case allKeys
 }
 
-/// The most items and bytes of record data one modify request may hold.
+/// The most items and bytes of record data one modify request may hold, and the largest
+/// asset file it may save.
 struct RequestLimits: Sendable, Hashable {
     var maximumItems: Int
     var maximumBytes: Int
+    /// The largest asset file a save copies, in bytes.
+    var maximumAssetSize: Int = EngineDefaults.maximumAssetSize
 }
 
 /// What a query does about a missing index.
@@ -59,6 +62,9 @@ struct QueryBatch: Sendable {
 enum EngineDefaults {
     /// How long tombstones stay in a zone's change log: 30 days.
     static let tombstoneRetention: TimeInterval = 30 * 86_400
+    /// The largest asset file a save copies: 50 MB (50,000,000 bytes), CloudKit Web Services'
+    /// published limit per asset file.
+    static let maximumAssetSize = 50_000_000
     /// The most tombstones (or zone deletion events) one request prunes, unless it deletes
     /// more than half as many itself (then twice its own); the rest wait for the next request
     /// that deletes in the zone (or database).

@@ -17,8 +17,9 @@ import Darwin
 /// checks the opened file again, so a source swapped for a FIFO after the check cannot hang
 /// the save, and it copies bytes only, never a tree.
 enum AssetFiles {
-    /// Checks that the asset's source is a readable regular file, without opening it.
-    static func checkSource(_ asset: Asset, key: String) throws(FogError) {
+    /// Checks that the asset's source is a readable regular file of at most `limit` bytes,
+    /// without opening it.
+    static func checkSource(_ asset: Asset, key: String, limit: Int) throws(FogError) {
         guard let url = asset.fileURL else {
             throw FogError(.assetFileNotFound, message: "field '\(key)': the asset has no file URL")
         }
@@ -31,6 +32,7 @@ enum AssetFiles {
             throw notFound(url, key: key, errno: code)
         }
         try checkRegular(info.st_mode, url, key: key)
+        try checkSize(Int64(info.st_size), url, key: key, limit: limit)
         guard access(url.path, R_OK) == 0 else {
             throw notFound(url, key: key, errno: errno)
         }
@@ -52,9 +54,13 @@ enum AssetFiles {
     /// The bytes go to a temporary file first, which is flushed (with `flush`) and then
     /// renamed to its content's name, and the folder is flushed: the name never points at
     /// bytes the system has not written. When a file of that name already exists (identical
-    /// content), the temporary file is removed and the existing one is kept. On failure
-    /// nothing of this copy is left in `directory`.
-    static func store(_ asset: Asset, key: String, into directory: URL, flush: Bool) throws(FogError) -> (name: String, size: Int64) {
+    /// content), the temporary file is removed and the existing one is kept. A source larger
+    /// than `limit` bytes fails with `limitExceeded` before anything is copied, and one that
+    /// grows past it while it is copied stops the copy. On failure nothing of this copy is
+    /// left in `directory`.
+    static func store(
+        _ asset: Asset, key: String, into directory: URL, limit: Int, flush: Bool
+    ) throws(FogError) -> (name: String, size: Int64) {
         guard let url = asset.fileURL else {
             throw FogError(.assetFileNotFound, message: "field '\(key)': the asset has no file URL")
         }
@@ -64,6 +70,7 @@ enum AssetFiles {
         var info = stat()
         guard fstat(source, &info) == 0 else { throw unavailable(url, key: key, errno: errno) }
         try checkRegular(info.st_mode, url, key: key)
+        try checkSize(Int64(info.st_size), url, key: key, limit: limit)
 
         let temporary = directory.appendingPathComponent(temporaryPrefix + UUID().uuidString.lowercased())
         let target = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -83,6 +90,11 @@ enum AssetFiles {
                 break
             }
             if count == 0 { break }
+            if size + Int64(count) > Int64(limit) {
+                // The file grew past the limit since it was measured: stop before writing more.
+                failure = tooLarge(url, key: key, size: "more than \(limit) bytes (it grew while it was copied)", limit: limit)
+                break
+            }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(start: buffer, count: count))
             var written = 0
             while written < count {
@@ -162,6 +174,16 @@ enum AssetFiles {
             throw FogError(
                 .invalidArguments, message: "field '\(key)': asset file \(url.path) is \(what); an asset's source must be a regular file")
         }
+    }
+
+    private static func checkSize(_ size: Int64, _ url: URL, key: String, limit: Int) throws(FogError) {
+        guard size <= Int64(limit) else { throw tooLarge(url, key: key, size: "\(size) bytes", limit: limit) }
+    }
+
+    private static func tooLarge(_ url: URL, key: String, size: String, limit: Int) -> FogError {
+        FogError(
+            .limitExceeded,
+            message: "field '\(key)': asset file \(url.path) is \(size); the limit is \(limit) bytes (maximumAssetSize)")
     }
 
     private static func notFound(_ url: URL, key: String, errno code: Int32) -> FogError {

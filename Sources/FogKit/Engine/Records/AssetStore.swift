@@ -11,7 +11,7 @@ import Darwin
 /// The asset files of a store and their reference counts: the `assets` table (stored name →
 /// BE64 count of the record fields that hold it) and the files in `assets/`.
 ///
-/// - A save copies each new asset into `assets/<sha256>` (``AssetFiles/store(_:key:into:flush:)``)
+/// - A save copies each new asset into `assets/<sha256>` (``AssetFiles/store(_:key:into:limit:flush:)``)
 ///   before its transaction, holding the shared ``AssetLock`` from before the copy until the
 ///   transaction has ended. The transaction raises the counts of the names its records gain
 ///   and lowers those of the names they lose (``countSave(existing:values:changes:txn:)``,

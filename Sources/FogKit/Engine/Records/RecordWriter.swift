@@ -156,7 +156,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         // Every asset source is checked before anything is copied: a directory, a FIFO or a
         // device fails its save, and copies nothing.
         for i in clients.indices where preErrors[i] == nil {
-            do { try checkAssetSources(clients[i]) } catch { preErrors[i] = error }
+            do { try checkAssetSources(clients[i], limit: limits.maximumAssetSize) } catch { preErrors[i] = error }
         }
         // Assets are copied into the store before the transaction, under the shared asset lock
         // (held until the write ends, so that no collection removes a file between its copy,
@@ -166,7 +166,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let lock = holdsAssets ? AssetLock.shared(in: assetDirectory) : nil
         var copies: [String] = []
         for i in clients.indices where preErrors[i] == nil {
-            do { try storeAssets(&clients[i], copies: &copies) } catch { preErrors[i] = error }
+            do { try storeAssets(&clients[i], limit: limits.maximumAssetSize, copies: &copies) } catch { preErrors[i] = error }
         }
         var request = ModifyRequest(
             clients: clients, saveErrors: preErrors, deletes: recordIDsToDelete, deleteErrors: deleteErrors,
@@ -212,12 +212,13 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         }
     }
 
-    /// Checks the source file of every asset the record would copy.
-    private func checkAssetSources(_ client: ClientRecord) throws(FogError) {
+    /// Checks the source file of every asset the record would copy, and its size against `limit`.
+    private func checkAssetSources(_ client: ClientRecord, limit: Int) throws(FogError) {
         for (key, value) in client.values {
             switch value {
-            case .asset(let a) where a.storedName == nil: try AssetFiles.checkSource(a, key: key)
-            case .assetList(let list): for a in list where a.storedName == nil { try AssetFiles.checkSource(a, key: key) }
+            case .asset(let a) where a.storedName == nil: try AssetFiles.checkSource(a, key: key, limit: limit)
+            case .assetList(let list):
+                for a in list where a.storedName == nil { try AssetFiles.checkSource(a, key: key, limit: limit) }
             default: break
             }
         }
@@ -227,15 +228,15 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
     /// adding their names to `copies`. A stored asset whose file is not in this store (an
     /// asset of another container, or one collected since it was fetched) is copied again
     /// from its file URL.
-    private func storeAssets(_ client: inout ClientRecord, copies: inout [String]) throws(FogError) {
+    private func storeAssets(_ client: inout ClientRecord, limit: Int, copies: inout [String]) throws(FogError) {
         for (key, value) in client.values {
             switch value {
             case .asset(let a) where needsCopy(a):
-                client.values[key] = .asset(try storeAsset(a, key: key, copies: &copies))
+                client.values[key] = .asset(try storeAsset(a, key: key, limit: limit, copies: &copies))
             case .assetList(let list) where list.contains(where: needsCopy):
                 var stored: [Asset] = []
                 for a in list {
-                    stored.append(needsCopy(a) ? try storeAsset(a, key: key, copies: &copies) : a)
+                    stored.append(needsCopy(a) ? try storeAsset(a, key: key, limit: limit, copies: &copies) : a)
                 }
                 client.values[key] = .assetList(stored)
             default: break
@@ -248,8 +249,9 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         return !records.assets.hasFile(name)
     }
 
-    private func storeAsset(_ asset: Asset, key: String, copies: inout [String]) throws(FogError) -> Asset {
-        let (name, size) = try AssetFiles.store(asset, key: key, into: assetDirectory, flush: core.store.durability != .none)
+    private func storeAsset(_ asset: Asset, key: String, limit: Int, copies: inout [String]) throws(FogError) -> Asset {
+        let (name, size) = try AssetFiles.store(
+            asset, key: key, into: assetDirectory, limit: limit, flush: core.store.durability != .none)
         copies.append(name)
         return Asset(storedName: name, size: size, directory: assetDirectory)
     }
