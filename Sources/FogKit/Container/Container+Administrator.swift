@@ -107,6 +107,22 @@ extension Container {
             return try engine.indexes.indexes(ofRecordType: recordType)
         }
 
+        /// The state of each index declared on the fields of a record type, by field name:
+        /// ready, or still building for the records stored before it was declared (see
+        /// ``IndexState``). Same keys as ``indexes(ofRecordType:)``.
+        public func indexStates(ofRecordType recordType: Record.RecordType) throws -> [Record.FieldKey: IndexState] {
+            try authorize(.readIndexes)
+            return try engine.indexes.indexStates(ofRecordType: recordType)
+        }
+
+        /// Completes the index builds that an earlier process left unfinished (it closed or
+        /// crashed between two chunks), of every record type. ``setIndexes(_:ofRecordType:)``
+        /// also completes those of its record type.
+        public func resumeIndexBuilds() async throws {
+            try authorize(.setIndexes)
+            try await engine.indexes.buildAllIndexes()
+        }
+
         /// The indexes that queries in the development environment lacked, most frequent
         /// first: the index advisor. Counts the queries of the containers this
         /// administrator made (``container(user:configuration:)``) since it opened.

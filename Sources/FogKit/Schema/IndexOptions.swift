@@ -69,3 +69,25 @@ public struct IndexAdvice: Sendable, Hashable, CustomStringConvertible {
     /// `Post.score: QUERYABLE (12 queries)`.
     public var description: String { "\(recordType).\(field): \(options) (\(queryCount) queries)" }
 }
+
+/// Whether a declared index can serve queries yet
+/// (``Container/Administrator/indexStates(ofRecordType:)``).
+///
+/// An index declared on a record type that already has records is built for them in
+/// chunks. Until the build is complete, a query that needs the index is answered as if the
+/// index did not exist: in ``Container/Environment/production`` it fails with
+/// ``FogError/Code/invalidArguments``, never with partial results.
+public enum IndexState: Sendable, Hashable, CustomStringConvertible {
+    /// The entries of every record are there; queries use the index.
+    case ready
+    /// The index is being built: the records up to the row `lastRowDone` (an internal,
+    /// increasing position) have their entries; queries do not use it yet.
+    case building(lastRowDone: Int64)
+
+    public var description: String {
+        switch self {
+        case .ready: "ready"
+        case .building(let row): "building (row \(row) done)"
+        }
+    }
+}

@@ -12,7 +12,7 @@ struct IndexCommand: AsyncParsableCommand {
               fog index Post score queryable,sortable
               fog index Post title searchable
               fog index Post score none          # remove
-              fog index Post                     # list
+              fog index Post                     # list, each index ready or building
             """)
 
     @OptionGroup var store: StoreOptions
@@ -44,9 +44,10 @@ struct IndexCommand: AsyncParsableCommand {
             try await admin.setIndexes(set, forField: field, ofRecordType: recordType)
         }
         let indexes = try admin.indexes(ofRecordType: recordType)
+        let states = try admin.indexStates(ofRecordType: recordType)
         if indexes.isEmpty { print("\(recordType): no indexes") }
         for (name, options) in indexes.sorted(by: { $0.key < $1.key }) {
-            print("\(recordType).\(name)  \(options)")
+            print("\(recordType).\(name)  \(options)  \(states[name] ?? .ready)")
         }
     }
 }

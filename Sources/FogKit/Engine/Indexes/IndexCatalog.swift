@@ -4,8 +4,17 @@ import Synchronization
 /// The declared indexes of one record type, by field name (user and system fields).
 struct TypeIndexes: Sendable, Hashable {
     var fields: [String: IndexOptions] = [:]
+    /// The fields of `fields` whose index is still being built for the records stored before
+    /// it was declared: saves keep their entries, queries do not use them.
+    var building: Set<String> = []
 
     static let none = TypeIndexes()
+
+    /// The indexes queries may use: those whose build is complete.
+    var ready: TypeIndexes {
+        guard !building.isEmpty else { return self }
+        return TypeIndexes(fields: fields.filter { !building.contains($0.key) })
+    }
 
     func options(_ field: String) -> IndexOptions { fields[field] ?? [] }
 
@@ -18,10 +27,11 @@ struct TypeIndexes: Sendable, Hashable {
 
 /// The declared indexes of every record type, cached in memory.
 ///
-/// The `schema` table is the truth: entries `("x", type id, field id) → options` and a
-/// version number in `meta` that every change increments. A reader or writer compares the
-/// version in its own transaction with the cached one and reloads on a difference, so a
-/// transaction always sees the indexes of its own snapshot — also the writer, right after
+/// The `schema` table is the truth: entries `("x", type id, field id) → options`, entries
+/// `("b", type id, field id) → progress` for the indexes still being built, and a version
+/// number in `meta` that every change of a definition or of a build's state (building →
+/// ready) increments. A reader or writer compares the version in its own transaction with
+/// the cached one and reloads on a difference, so a transaction always sees the indexes of its own snapshot — also the writer, right after
 /// an index change earlier in the same group commit.
 final class IndexCatalog: Sendable {
     private struct Cached: Sendable {
@@ -48,8 +58,19 @@ final class IndexCatalog: Sendable {
             entries.append((type, field, IndexOptions(rawValue: value[0])))
             return true
         }
+        var building: [(Int64, Int64)] = []
+        try txn.scan(core.schema, range: .prefix(Layout.indexBuildPrefix)) { key, _ in
+            var reader = KeyReader(key)
+            _ = try reader.readString()
+            building.append((try reader.readInt64(), try reader.readInt64()))
+            return true
+        }
         for (type, field, options) in entries {
             types[try names.name(type), default: .none].fields[try names.name(field)] = options
+        }
+        for (type, field) in building {
+            let typeName = try names.name(type), fieldName = try names.name(field)
+            if types[typeName]?.fields[fieldName] != nil { types[typeName]?.building.insert(fieldName) }
         }
         // Only committed snapshots fill the cache.
         if txn.isReadOnly { cached.withLock { $0 = Cached(version: version, types: types) } }

@@ -1,5 +1,17 @@
 import FogStorage
 import Foundation
+import Synchronization
+
+/// How an index build runs: internal knobs for tests.
+struct IndexBuildTuning: Sendable {
+    /// The most records of the type one build transaction adds entries for.
+    var chunkSize = 1_000
+    /// Test hook: a build call returns after this many chunks, leaving the build
+    /// unfinished, as a crash or a close between two chunks would.
+    var stopAfterChunks: Int?
+    /// The number of chunk transactions committed so far (for tests).
+    var chunksBuilt = 0
+}
 
 /// The indexes: their definitions (in `schema`, cached by the ``IndexCatalog``), their
 /// entries (the `indexes` table, a multi-value table: each key holds the sorted rows of the
@@ -13,6 +25,8 @@ final class IndexStore<Store: KeyValueStore>: EngineService {
     let advisor: IndexAdvisor
     /// Index key → the sorted rows of the records it indexes.
     let indexTable: Table
+    /// The chunk size of index builds and the test hook that interrupts them.
+    let buildTuning = Mutex(IndexBuildTuning())
 
     init(core: EngineCore<Store>, records: RecordStore<Store>, advisor: IndexAdvisor) {
         self.core = core
@@ -101,6 +115,12 @@ final class IndexStore<Store: KeyValueStore>: EngineService {
         try replace(
             IndexEntries.tokenKeys(old, zone: zone, type: type), with: IndexEntries.tokenKeys(new, zone: zone, type: type), row: row,
             txn: txn)
+    }
+
+    /// Adds `row` to `keys` (a key that holds it already is left as it is).
+    func addEntries(_ keys: [[UInt8]], row: Int64, txn: Store.WriteTransaction) throws {
+        let value = bigEndianKey(row)
+        for key in keys { try txn.addValue(value, forKey: key, in: indexTable, appending: true) }
     }
 
     /// Removes `row` from the keys only `before` has and adds it to the ones only `after` has.

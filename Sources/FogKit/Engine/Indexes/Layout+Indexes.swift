@@ -30,6 +30,18 @@ extension Layout {
         return w.bytes
     }()
 
+    /// `schema`: ("b", record type id, field id) → BE64 last row done, while the field's index
+    /// is being built for the records stored before it was declared (absent once ready).
+    static func indexBuildKey(type: Int64, field: Int64) -> [UInt8] {
+        schemaKey("b", type: type, field: field)
+    }
+
+    static let indexBuildPrefix: [UInt8] = {
+        var w = KeyWriter(capacity: 4)
+        w.append("b")
+        return w.bytes
+    }()
+
     /// The field id of the text-token entries.
     static let tokensField: Int64 = -1
     static let valueKind: Int64 = 0

@@ -73,7 +73,8 @@ extension QueryExecutor {
             return try resolver.fieldType(type: typeID, field: fieldID)
         }
         names = resolver
-        let indexes = try indexes.definitions(of: query.recordType, txn: txn, names: &names)
+        // An index still being built is not used: the query runs as if it did not exist.
+        let indexes = try indexes.definitions(of: query.recordType, txn: txn, names: &names).ready
         let missing = analysis.missing(in: indexes)
         let searchFields: [String]? = indexes.searchableFields.isEmpty ? nil : indexes.searchableFields
         let evaluator = PredicateEvaluator(now: now, searchFields: searchFields)
