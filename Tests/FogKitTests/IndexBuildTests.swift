@@ -1,5 +1,6 @@
 import FogKit
 import FogKitTesting
+import FogStorage
 import Foundation
 import Synchronization
 import Testing
@@ -219,5 +220,147 @@ import Testing
         let got = try await Self.names(production.privateCloudDatabase, try Self.query("tag == %@", ["t4"]))
         #expect(Set(got) == Set(model.filter { $0.value.tag == "t4" }.keys))
         #expect(try store.admin.checkIntegrity().isSound)
+    }
+
+    /// The number of `indexes` entries (key, row) of the type's field `field` (-1: tokens).
+    func entryCount(field: String?) throws -> Int { try Self.entryCount(store, field: field) }
+
+    static func entryCount(_ store: TestStore, field: String?) throws -> Int {
+        let engine = store.admin.engine
+        return try engine.indexes.read { txn, names in
+            guard let type = try names.id(Self.type) else { return 0 }
+            let fieldID: Int64
+            if let field {
+                guard let id = try names.id(field) else { return 0 }
+                fieldID = id
+            } else {
+                fieldID = Layout.tokensField
+            }
+            var count = 0
+            var zones: [Int64] = []
+            try txn.scan(engine.indexes.zoneIDTable) { key, _ in
+                zones.append(try readBigEndianKey(key))
+                return true
+            }
+            for zone in zones {
+                try txn.scan(engine.indexes.indexTable, range: .prefix(Layout.indexFieldPrefix(zone: zone, type: type, field: fieldID))) {
+                    _, _ in
+                    count += 1
+                    return true
+                }
+            }
+            return count
+        }
+    }
+
+    /// Saves the records of `model`, 400 per request.
+    static func save(_ model: [String: Values], to store: TestStore) async throws {
+        var batch: [Record] = []
+        for (name, v) in model.sorted(by: { $0.key < $1.key }) {
+            batch.append(Self.record(name, v))
+            if batch.count == 400 {
+                _ = try await store.privateDatabase.modifyRecords(saving: batch, deleting: [], atomically: false)
+                batch = []
+            }
+        }
+        if !batch.isEmpty { _ = try await store.privateDatabase.modifyRecords(saving: batch, deleting: [], atomically: false) }
+    }
+
+    @Test func removalRunsInChunksAndLeavesNoEntry() async throws {
+        let model = try await populate(5_000)
+        let indexes = store.admin.engine.indexes
+        try await store.admin.setIndexes(Self.newIndexes, ofRecordType: Self.type)
+        #expect(try entryCount(field: "tag") == 5_000 && entryCount(field: nil) > 0)
+        indexes.buildTuning.withLock { $0 = IndexBuildTuning(chunkSize: 1_000) }
+        try await store.admin.setIndexes(["tag": [], "body": []], ofRecordType: Self.type)
+        // tag: 5,000 entries; the tokens: more; 1,000 (key, row) pairs per transaction.
+        #expect(indexes.buildTuning.withLock { $0.chunksBuilt } > 5)
+        #expect(try entryCount(field: "tag") == 0 && entryCount(field: nil) == 0)
+        #expect(try store.admin.indexes(ofRecordType: Self.type) == ["n": [.queryable, .sortable]])
+        #expect(try store.admin.indexStates(ofRecordType: Self.type) == ["n": .ready])
+        let ordered = try await Self.names(
+            store.privateDatabase, try Self.query("n >= %@", [Int64(4_000)], sorts: [Query.SortDescriptor(key: "n")]))
+        #expect(ordered == model.filter { $0.value.n >= 4_000 }.sorted { $0.value.n < $1.value.n }.map(\.key))
+        let report = try store.admin.checkIntegrity()
+        #expect(report.isSound, "\(report)")
+    }
+
+    @Test func changingOptionsOfAReadyIndexMatchesAFreshBuild() async throws {
+        // Long tags: queryable alone keys them by hash, sortable by value.
+        let long = String(repeating: "x", count: 600)
+        var model: [String: Values] = [:]
+        for i in 0..<2_000 {
+            var v = Self.values(i)
+            if i % 50 == 0 { v.tag = long + "\(i % 3)" }
+            model[Self.name(i)] = v
+        }
+        try await Self.save(model, to: store)
+        try await store.admin.setIndexes(["tag": .queryable, "n": [.queryable, .sortable], "body": .searchable], ofRecordType: Self.type)
+        let indexes = store.admin.engine.indexes
+        indexes.buildTuning.withLock { $0 = IndexBuildTuning(chunkSize: 300) }
+        // Added and removed options on ready indexes.
+        try await store.admin.setIndexes(
+            ["tag": [.queryable, .sortable, .searchable], "n": .queryable, "body": []], ofRecordType: Self.type)
+        #expect(indexes.buildTuning.withLock { $0.chunksBuilt } > 2)
+        let changed = try store.admin.indexes(ofRecordType: Self.type)
+        #expect(try store.admin.indexStates(ofRecordType: Self.type) == ["tag": .ready, "n": .ready])
+        let report = try store.admin.checkIntegrity()
+        #expect(report.isSound, "\(report)")
+
+        // A fresh build of the same options, on a second store with the same records.
+        let fresh = try TestStore()
+        try await Self.save(model, to: fresh)
+        try await fresh.admin.setIndexes(changed, ofRecordType: Self.type)
+        let queries: [Query] = [
+            try Self.query("tag == %@", ["t3"]), try Self.query("tag == %@", [long + "1"]),
+            try Self.query("tag >= %@", [long], sorts: [Query.SortDescriptor(key: "tag")]),
+            try Self.query("n == %@", [Int64(77)]), try Self.query("self CONTAINS %@", ["t4"]),
+            try Self.query("self CONTAINS %@", ["word3"]),
+        ]
+        for query in queries {
+            let got = try await Self.names(store.privateDatabase, query)
+            let want = try await Self.names(fresh.privateDatabase, query)
+            #expect(got == want, "\(query.predicate)")
+            let plan = try store.privateDatabase.explain(query, inZoneWith: nil)
+            let freshPlan = try fresh.privateDatabase.explain(query, inZoneWith: nil)
+            #expect(plan.scansRecordType == freshPlan.scansRecordType, "\(query.predicate)")
+        }
+        #expect(try await Self.names(store.privateDatabase, try Self.query("tag == %@", [long + "1"])).count > 0)
+        // No stale entry: as many as the fresh build wrote.
+        #expect(try Self.entryCount(store, field: "tag") == Self.entryCount(fresh, field: "tag"))
+        #expect(try Self.entryCount(store, field: "n") == Self.entryCount(fresh, field: "n"))
+        #expect(try Self.entryCount(store, field: "body") == 0)
+        #expect(try Self.entryCount(store, field: nil) == Self.entryCount(fresh, field: nil))
+    }
+
+    @Test func interruptedRemovalResumes() async throws {
+        _ = try await populate(3_000)
+        let indexes = store.admin.engine.indexes
+        try await store.admin.setIndexes(Self.newIndexes, ofRecordType: Self.type)
+        indexes.buildTuning.withLock { $0 = IndexBuildTuning(chunkSize: 500, stopAfterChunks: 2) }
+        try await store.admin.setIndexes(["tag": []], ofRecordType: Self.type)
+        // The definition is gone at once; some entries are left, and the store is sound.
+        #expect(try store.admin.indexes(ofRecordType: Self.type) == ["n": [.queryable, .sortable], "body": .searchable])
+        let left = try entryCount(field: "tag")
+        #expect(left > 0 && left < 3_000, "\(left)")
+        let plan = try store.privateDatabase.explain(try Self.query("tag == %@", ["t1"]), inZoneWith: nil)
+        #expect(plan.scansRecordType, "\(plan)")
+        var report = try store.admin.checkIntegrity()
+        #expect(report.isSound, "\(report)")
+        // Saves during the removal.
+        let record = try await store.privateDatabase.record(for: Record.ID(recordName: Self.name(2_999)))
+        record["tag"] = "new"
+        _ = try await store.privateDatabase.modifyRecords(
+            saving: [record, Self.record("extra", Self.values(7))], deleting: [], atomically: true)
+        report = try store.admin.checkIntegrity()
+        #expect(report.isSound, "\(report)")
+        // The next setIndexes call (options unchanged) resumes, one more chunk.
+        try await store.admin.setIndexes(["n": [.queryable, .sortable]], ofRecordType: Self.type)
+        #expect(try entryCount(field: "tag") < left)
+        indexes.buildTuning.withLock { $0.stopAfterChunks = nil }
+        try await store.admin.resumeIndexBuilds()
+        #expect(try entryCount(field: "tag") == 0)
+        report = try store.admin.checkIntegrity()
+        #expect(report.isSound, "\(report)")
     }
 }

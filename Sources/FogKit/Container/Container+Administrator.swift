@@ -70,8 +70,10 @@ extension Container {
         /// (`[]` removes them all).
         ///
         /// The schema is the container's: the indexes serve every database and zone. Adding an
-        /// index builds its entries for the records already stored, and removing one deletes
-        /// them, in the same transaction; queries see either the old or the new indexes.
+        /// index, or changing its options, builds its entries for the records already stored,
+        /// and removing one deletes them, in bounded chunks of write transactions; the call
+        /// returns when done. A removed index is unused from the first transaction, a new or
+        /// changed one until its build completes (see `Docs/Queries.md`, "Building indexes").
         ///
         /// ```swift
         /// try await admin.setIndexes([.queryable, .sortable], forField: "score", ofRecordType: "Post")
@@ -94,7 +96,8 @@ extension Container {
             try await engine.indexes.setIndexes([field: options], recordType: recordType)
         }
 
-        /// Sets the indexes of several fields of a record type at once, in one transaction;
+        /// Sets the indexes of several fields of a record type at once (the definitions in one
+        /// transaction, then the drops and builds in chunks);
         /// fields not named keep theirs. See ``setIndexes(_:forField:ofRecordType:)``.
         public func setIndexes(_ indexes: [Record.FieldKey: IndexOptions], ofRecordType recordType: Record.RecordType) async throws {
             try authorize(.setIndexes)

@@ -17,12 +17,18 @@ extension IndexStore {
     /// Sets the index options of fields of a record type and returns once their entries are
     /// right for the records already stored.
     ///
-    /// A field that had no index (or one still being built) is marked building (`("b", type, field)` in `schema`, with
-    /// the last row done) in the transaction that writes its definition, and its entries are
-    /// then added in chunks of `IndexBuildTuning.chunkSize` records, one write transaction each (see
-    /// ``buildIndexes(ofRecordType:)``). Removing an index or changing the options of an
-    /// existing one rewrites the entries in that first transaction, as before. The call also
-    /// resumes any build of the type left unfinished by an earlier process.
+    /// Every change runs in bounded transactions. The first one writes the definitions:
+    /// a removed field loses its definition at once (the planner stops using it); a new or
+    /// changed one (adding or dropping options, also of a ready index or of one still being
+    /// built) is marked building (`("b", type, field)` in `schema`, progress 0). Stale entries
+    /// are marked for dropping (`("d", type, field)`): those of a field whose queryable or
+    /// sortable options change or that is removed (their keys depend on those options), and,
+    /// when a field stops being searchable, the type's text tokens (shared by its searchable
+    /// fields, which are then all built again). Then ``buildIndexes(ofRecordType:)`` deletes
+    /// the dropped entries by key prefix, zone by zone, at most about `IndexBuildTuning.chunkSize`
+    /// (key, row) pairs per write transaction, and builds the building fields in chunks of
+    /// records. The call also resumes any drop or build of the type left unfinished by an
+    /// earlier process.
     func setIndexes(_ requested: [String: IndexOptions], recordType: String) async throws {
         try Validation.recordType(recordType)
         // `recordName` is CloudKit's schema name for the record ID.
@@ -44,70 +50,65 @@ extension IndexStore {
                 try Validation.fieldKey(field)
             }
         }
-        let building = try await write { [self] txn, names in
+        let pending = try await write { [self] txn, names in
             let typeID = try names.intern(recordType)
             let old = try definitions(of: recordType, txn: txn.readView, names: &names.resolver)
             var new = old
-            // The fields built in chunks after this transaction: those that had no index or
-            // one still being built.
-            var added: Set<String> = []
+            // The type's text tokens are shared by its searchable fields: when a field stops
+            // being searchable they are all dropped and every searchable field is built again.
+            var dropTokens = false
             for field in changes.keys.sorted() {
                 let options = changes[field]!
                 let fieldID = try names.intern(field)
                 if let type = try names.fieldType(recordType: recordType, field: field) {
                     try Self.check(options, for: type, field: field, recordType: recordType)
                 }
-                guard options != old.options(field) else { continue }
+                let before = old.options(field)
+                guard options != before else { continue }
                 let buildKey = Layout.indexBuildKey(type: typeID, field: fieldID)
+                let entryOptions: IndexOptions = [.queryable, .sortable]
+                // The value and cell entries of the field change with its queryable and sortable
+                // options (`IndexEntries.fieldKeys`): the old ones are dropped, in chunks.
+                if !before.isDisjoint(with: entryOptions),
+                    before.intersection(entryOptions) != options.intersection(entryOptions)
+                        || old.building.contains(field)
+                {
+                    try txn.put([], forKey: Layout.indexDropKey(type: typeID, field: fieldID), in: core.schema)
+                }
+                if before.contains(.searchable), !options.contains(.searchable) { dropTokens = true }
                 if options.isEmpty {
                     new.fields[field] = nil
                     new.building.remove(field)
                     try txn.delete(Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
                     try txn.delete(buildKey, in: core.schema)
                 } else {
+                    // A new or changed index (also one still being built) is built from the
+                    // first record, after the drops of the type; the entries it keeps are
+                    // added again, which changes nothing.
                     new.fields[field] = options
+                    new.building.insert(field)
                     try txn.put([options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
-                    if old.fields[field] == nil || old.building.contains(field) {
-                        // A building index whose options change is built again: its partial
-                        // entries are removed below, as those of a removed index.
-                        added.insert(field)
-                        new.building.insert(field)
-                        try txn.put(bigEndianKey(0), forKey: buildKey, in: core.schema)
-                    } else {
-                        // Rewritten below for every record: complete when this commits.
-                        new.building.remove(field)
-                        try txn.delete(buildKey, in: core.schema)
-                    }
+                    try txn.put(bigEndianKey(0), forKey: buildKey, in: core.schema)
                 }
             }
-            guard new != old else { return !old.building.isEmpty }
-            _ = try nextCounter(Layout.metaSchemaVersion, in: txn)
-            // Removed and changed indexes: rewrite the entries of the records already stored,
-            // in row order. The added ones are left to the chunked build.
-            var rewritten = new
-            for field in added { rewritten.fields[field] = nil }
-            rewritten.building = []
-            var before = old
-            before.building = []
-            guard rewritten != before else { return !new.building.isEmpty }
-            var found: [(row: Int64, record: StoredRecord)] = []
-            var resolver = names.resolver
-            try records.scanRecords(zone: nil, type: typeID, txn: txn.readView) { row, value in
-                found.append((row, try RecordCodec.decode(value, names: &resolver)))
-                return true
+            if dropTokens {
+                try txn.put([], forKey: Layout.indexDropKey(type: typeID, field: Layout.tokensField), in: core.schema)
+                for field in new.searchableFields {
+                    new.building.insert(field)
+                    try txn.put(
+                        bigEndianKey(0), forKey: Layout.indexBuildKey(type: typeID, field: try names.intern(field)), in: core.schema)
+                }
             }
-            for (row, record) in found {
-                try updateIndexEntries(
-                    old: record, new: record, row: row, zone: record.zone, type: typeID, oldIndexes: before, newIndexes: rewritten,
-                    ascendingRows: true, txn: txn, names: &names.resolver)
-            }
-            return !new.building.isEmpty
+            if new != old { _ = try nextCounter(Layout.metaSchemaVersion, in: txn) }
+            let dropping = try !dropMarkers(type: typeID, txn: txn.readView).isEmpty
+            return !new.building.isEmpty || dropping
         }
-        if building { try await buildIndexes(ofRecordType: recordType) }
+        if pending { try await buildIndexes(ofRecordType: recordType) }
     }
 
-    /// Completes the builds of a record type's indexes that are marked building, one chunk
-    /// of at most `IndexBuildTuning.chunkSize` records of the type per write transaction;
+    /// Completes the drops of a record type's stale index entries, then the builds of its
+    /// indexes that are marked building, one chunk (at most about `IndexBuildTuning.chunkSize`
+    /// entries deleted, or records of the type built) per write transaction;
     /// returns when none is left (or when the test hook `stopAfterChunks` says to stop).
     ///
     /// Each chunk reads the progress of the type's building fields, adds the entries of
@@ -132,21 +133,31 @@ extension IndexStore {
         }
     }
 
-    /// Completes every build left unfinished, of every record type.
+    /// Completes every drop and build left unfinished, of every record type.
     func buildAllIndexes() async throws {
         let types = try read { txn, names in
-            try allDefinitions(txn: txn, names: &names).filter { !$0.value.building.isEmpty }.keys.sorted()
+            var types = Set(try allDefinitions(txn: txn, names: &names).filter { !$0.value.building.isEmpty }.keys)
+            for (type, _) in try dropMarkers(type: nil, txn: txn) { types.insert(try names.name(type)) }
+            return types.sorted()
         }
         for type in types { try await buildIndexes(ofRecordType: type) }
     }
 
-    /// One chunk of a build; returns whether nothing is left to build for the type.
+    /// One chunk of a drop or, when no drop is left, of a build; returns whether nothing is
+    /// left to drop or build for the type. A build never starts before the drops: a field
+    /// both dropped and built (its options changed) gets its new entries after the old ones
+    /// are gone, and the entries saves write meanwhile are added again by the build.
     private func buildChunk(
         recordType: String, chunkSize: Int, txn: Store.WriteTransaction, names: inout NameWriter<Store>
     ) throws
         -> Bool
     {
         guard let typeID = try names.resolver.id(recordType) else { return true }
+        let drops = try dropMarkers(type: typeID, txn: txn.readView)
+        if !drops.isEmpty {
+            try dropChunk(type: typeID, fields: drops.map(\.field), chunkSize: chunkSize, txn: txn)
+            return false
+        }
         let indexes = try definitions(of: recordType, txn: txn.readView, names: &names.resolver)
         var progress: [(field: String, id: Int64, options: IndexOptions, done: Int64)] = []
         for field in indexes.building.sorted() {
@@ -199,6 +210,54 @@ extension IndexStore {
             try txn.put(bigEndianKey(lastRow), forKey: Layout.indexBuildKey(type: typeID, field: field.id), in: core.schema)
         }
         return false
+    }
+
+    /// The drop markers (type id, field id) of one record type, or of all with `type` nil.
+    func dropMarkers(type: Int64?, txn: Store.ReadTransaction) throws -> [(type: Int64, field: Int64)] {
+        var markers: [(type: Int64, field: Int64)] = []
+        try txn.scan(core.schema, range: .prefix(Layout.indexDropPrefix(type: type))) { key, _ in
+            var reader = KeyReader(Array(key))
+            _ = try reader.readString()
+            markers.append((try reader.readInt64(), try reader.readInt64()))
+            return true
+        }
+        return markers
+    }
+
+    /// One chunk of the drops of a type: deletes at most about `chunkSize` entries (key, row)
+    /// under the dropped prefixes, zone by zone, and the drop markers once none is left.
+    private func dropChunk(type: Int64, fields: [Int64], chunkSize: Int, txn: Store.WriteTransaction) throws {
+        var zones: [Int64] = []
+        try txn.readView.scan(zoneIDTable) { key, _ in
+            zones.append(try readBigEndianKey(key))
+            return true
+        }
+        var keys: [[UInt8]] = []
+        var pairs = 0
+        var exhausted = true
+        search: for field in fields {
+            for zone in zones {
+                let prefix = Layout.indexFieldPrefix(zone: zone, type: type, field: field)
+                var last: [UInt8]?
+                try txn.readView.scan(indexTable, range: .prefix(prefix)) { key, _ in
+                    if last.map({ !$0.elementsEqual(key) }) ?? true {
+                        if pairs >= chunkSize {
+                            exhausted = false
+                            return false
+                        }
+                        last = Array(key)
+                        keys.append(Array(key))
+                    }
+                    pairs += 1
+                    return true
+                }
+                if !exhausted { break search }
+            }
+        }
+        for key in keys { try txn.delete(key, in: indexTable) }
+        if exhausted {
+            for field in fields { try txn.delete(Layout.indexDropKey(type: type, field: field), in: core.schema) }
+        }
     }
 
     /// Throws when `options` do not suit a field of `type`.

@@ -25,6 +25,8 @@ final class IndexStore<Store: KeyValueStore>: EngineService {
     let advisor: IndexAdvisor
     /// Index key → the sorted rows of the records it indexes.
     let indexTable: Table
+    /// Zone id → zone name, to find the entries of a dropped index zone by zone.
+    let zoneIDTable: Table
     /// The chunk size of index builds and the test hook that interrupts them.
     let buildTuning = Mutex(IndexBuildTuning())
 
@@ -33,6 +35,7 @@ final class IndexStore<Store: KeyValueStore>: EngineService {
         self.records = records
         self.advisor = advisor
         indexTable = core.store.table(named: Layout.indexes)
+        zoneIDTable = core.store.table(named: Layout.zoneIDs)
         // Long values are cut so that every index key fits the store's limit.
         precondition(
             Store.maximumKeySize >= IndexValue.largestIndexKey,

@@ -42,6 +42,30 @@ extension Layout {
         return w.bytes
     }()
 
+    /// `schema`: ("d", record type id, field id) → ∅, while the stale entries of a removed or
+    /// changed index are being deleted: every key of the `indexes` table that starts with
+    /// (zone, type, field) for any zone (field -1: the type's text tokens). Absent once they are gone.
+    static func indexDropKey(type: Int64, field: Int64) -> [UInt8] {
+        schemaKey("d", type: type, field: field)
+    }
+
+    /// ("d", record type id): the drop markers of one record type (all of them with `type` nil).
+    static func indexDropPrefix(type: Int64?) -> [UInt8] {
+        var w = KeyWriter(capacity: 12)
+        w.append("d")
+        if let type { w.append(type) }
+        return w.bytes
+    }
+
+    /// (zone, type, field): every entry of one field (field -1: the tokens) in one zone.
+    static func indexFieldPrefix(zone: Int64, type: Int64, field: Int64) -> [UInt8] {
+        var w = KeyWriter(capacity: 32)
+        w.append(zone)
+        w.append(type)
+        w.append(field)
+        return w.bytes
+    }
+
     /// The field id of the text-token entries.
     static let tokensField: Int64 = -1
     static let valueKind: Int64 = 0
