@@ -18,10 +18,7 @@ import Testing
     }
 
     /// The files in the store's assets folder.
-    func storedAssetFiles(_ store: TestStore) -> [String] {
-        let folder = store.directory.appendingPathComponent("assets")
-        return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-    }
+    func storedAssetFiles(_ store: TestStore) -> [String] { store.settledAssetFiles }
 
     /// A source file of `size` bytes (pseudo-random, so that files of different sizes differ).
     func file(_ name: String, size: Int) throws -> URL {

@@ -20,10 +20,8 @@ import Glibc
         sources = try TemporaryDirectory()
     }
 
-    /// The files in the store's assets folder.
-    var storedAssetFiles: [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: store.directory.appendingPathComponent("assets").path)) ?? []
-    }
+    /// The files in the store's assets folder, once no collection waits.
+    var storedAssetFiles: [String] { store.settledAssetFiles }
 
     func file(_ name: String, bytes: Int = 100) throws -> URL {
         let url = sources.url.appendingPathComponent(name)

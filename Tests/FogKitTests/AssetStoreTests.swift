@@ -20,10 +20,8 @@ import Testing
 
     var assetFolder: URL { store.directory.appendingPathComponent("assets") }
 
-    /// The files in the store's assets folder, sorted.
-    var storedAssetFiles: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: assetFolder.path)) ?? []).sorted()
-    }
+    /// The files in the store's assets folder, sorted, once no collection waits.
+    var storedAssetFiles: [String] { store.settledAssetFiles }
 
     func file(_ name: String, _ bytes: Data) throws -> URL {
         let url = sources.url.appendingPathComponent(name)

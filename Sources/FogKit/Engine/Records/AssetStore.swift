@@ -101,6 +101,9 @@ final class AssetStore<Store: KeyValueStore>: EngineService {
 
     // MARK: Files (outside transactions)
 
+    /// Whether names wait for a collection (one that found the asset lock taken deferred them).
+    var hasPendingCollection: Bool { candidates.withLock { !$0.isEmpty } }
+
     /// Remembers names to check at the next ``collect()``.
     func note(_ names: some Sequence<String>) {
         candidates.withLock { $0.formUnion(names) }
