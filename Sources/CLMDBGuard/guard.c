@@ -118,7 +118,3 @@ int fog_mdb_cursor_count(MDB_cursor *cursor, size_t *count) {
 int fog_mdb_txn_commit(MDB_txn *txn) {
     FOG_GUARDED(mdb_txn_commit(txn), 1)
 }
-
-int fog_mdb_guarded_call(int (*body)(void *), void *context) {
-    FOG_GUARDED(body(context), 1)
-}

@@ -31,8 +31,4 @@ int fog_mdb_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_curs
 int fog_mdb_cursor_count(MDB_cursor *cursor, size_t *count);
 int fog_mdb_txn_commit(MDB_txn *txn);
 
-/// Runs `body(context)` under the guard: FOG_MDB_DAMAGED if it faulted, else what it returned.
-/// For tests of the guard itself.
-int fog_mdb_guarded_call(int (*body)(void *), void *context);
-
 #endif
