@@ -88,3 +88,34 @@ public final class TestStore: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 }
+
+extension TestStore {
+    /// Removes every index of `recordTypes` (development gives fields default indexes when
+    /// they are first saved), so that queries on them scan.
+    public func clearIndexes(ofRecordTypes recordTypes: String...) async throws {
+        for type in recordTypes {
+            let indexes = try admin.indexes(ofRecordType: type)
+            guard !indexes.isEmpty else { continue }
+            try await admin.setIndexes(indexes.mapValues { _ in [] }, ofRecordType: type)
+        }
+    }
+
+    /// A container for `user` on the store's production environment, without `fsync`,
+    /// made by ``admin``. Close it when done.
+    public func productionContainer(user: String? = "alice") throws -> Container {
+        var configuration = container.configuration
+        configuration.environment = .production
+        return try admin.container(user: user, configuration: configuration)
+    }
+}
+
+extension TestStore {
+    /// An administrator of the store's production environment, without `fsync`. Close it
+    /// when done.
+    public func productionAdministrator() throws -> Container.Administrator {
+        var configuration = container.configuration
+        configuration.environment = .production
+        return try Container.Administrator(
+            identifier: admin.containerIdentifier, directory: directory, configuration: configuration)
+    }
+}

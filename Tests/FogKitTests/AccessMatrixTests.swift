@@ -290,11 +290,24 @@ import Testing
             try await admin.setIndexes(.queryable, forField: "v", ofRecordType: "Item")
             #expect(try admin.indexes(ofRecordType: "Item")["v"] == .queryable)
         case .readIndexes:
-            #expect(try admin.indexes(ofRecordType: "Item").isEmpty)
+            // Development gave the field its default indexes when it was first saved.
+            #expect(try admin.indexes(ofRecordType: "Item")["v"] == [.queryable, .sortable])
         case .indexAdvice:
+            try await admin.setIndexes([], forField: "v", ofRecordType: "Item")
             _ = try await fixture.store.container.publicCloudDatabase.records(
                 matching: Query(recordType: "Item", predicate: QueryPredicate(format: "v == 1")), inZoneWith: nil)
             #expect(admin.indexAdvice().contains { $0.field == "v" })
+        case .readSchema:
+            #expect(try admin.schema(for: .development).recordTypes["Item"]?.fields["v"]?.type == .int64)
+        case .importSchema:
+            try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Item (v INT64 QUERYABLE);"))
+            #expect(try admin.indexes(ofRecordType: "Item")["v"] == .queryable)
+        case .deploySchema:
+            try await admin.deploySchema()
+            #expect(try admin.schema(for: .production) == (try admin.schema(for: .development)))
+        case .resetDevelopment:
+            try await admin.resetDevelopmentEnvironment()
+            #expect(try admin.storeInfo().recordCount == 4, "the Users records of alice and bob, public and private")
         case .backup:
             // The backup holds every user's private records: the hole a container for nobody had.
             let copy = try TemporaryDirectory()

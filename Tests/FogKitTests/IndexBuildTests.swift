@@ -35,8 +35,17 @@ import Testing
 
     static func name(_ i: Int) -> String { String(format: "item-%05d", i) }
 
+    /// The record type, declared without indexes (so that development's saves do not give
+    /// its fields default indexes): the tests add them.
+    static let schema = "DEFINE SCHEMA RECORD TYPE Item (body STRING, n INT64, other STRING, tag STRING);"
+
+    static func declare(_ store: TestStore) async throws {
+        try await store.admin.importSchema(try Schema(parsing: schema))
+    }
+
     /// Saves `count` records, 400 per request; returns the model of what is stored.
     func populate(_ count: Int) async throws -> [String: Values] {
+        try await Self.declare(store)
         var model: [String: Values] = [:]
         var batch: [Record] = []
         for i in 0..<count {
@@ -80,12 +89,6 @@ import Testing
         #expect(Set(search) == Set(model.filter { $0.value.body.contains("word3") }.keys), "\(label): search")
     }
 
-    func production() throws -> Container {
-        try Container(
-            identifier: "iCloud.test", directory: store.directory, user: store.container.userIdentity,
-            configuration: .init(durability: .none, environment: .production))
-    }
-
     static let newIndexes: [Record.FieldKey: IndexOptions] = ["tag": .queryable, "n": [.queryable, .sortable], "body": .searchable]
 
     @Test func buildsInChunksAndMatchesAScan() async throws {
@@ -97,14 +100,42 @@ import Testing
         #expect(indexes.buildTuning.withLock { $0.chunksBuilt } == 6)
         #expect(try store.admin.indexes(ofRecordType: Self.type) == Self.newIndexes)
         #expect(try store.admin.indexStates(ofRecordType: Self.type) == ["tag": .ready, "n": .ready, "body": .ready])
-        let production = try production()
-        defer { production.close() }
-        try await Self.checkResults(production.privateCloudDatabase, model, "production, built")
         try await Self.checkResults(store.privateDatabase, model, "development, built")
         let plan = try store.privateDatabase.explain(try Self.query("tag == %@", ["t1"]), inZoneWith: nil)
         #expect(!plan.scansRecordType && plan.missingIndexes.isEmpty, "\(plan)")
         let report = try store.admin.checkIntegrity()
         #expect(report.isSound, "\(report)")
+    }
+
+    @Test func productionRefusesABuildingIndex() async throws {
+        try await Self.declare(store)
+        try await store.admin.deploySchema()
+        let production = try store.productionContainer()
+        let admin = try store.productionAdministrator()
+        defer {
+            production.close()
+            admin.close()
+        }
+        var model: [String: Values] = [:]
+        var batch: [Record] = []
+        for i in 0..<1_200 {
+            model[Self.name(i)] = Self.values(i)
+            batch.append(Self.record(Self.name(i), Self.values(i)))
+        }
+        for chunk in stride(from: 0, to: batch.count, by: 400) {
+            _ = try await production.privateCloudDatabase.modifyRecords(
+                saving: Array(batch[chunk..<chunk + 400]), deleting: [], atomically: false)
+        }
+        admin.engine.indexes.buildTuning.withLock { $0 = IndexBuildTuning(chunkSize: 500, stopAfterChunks: 1) }
+        try await admin.setIndexes(Self.newIndexes, ofRecordType: Self.type)
+        for (format, args) in [("tag == %@", ["t3"]), ("n >= %@", [Int64(10)]), ("self CONTAINS %@", ["word3"])] as [(String, [Any])] {
+            await expectFogError(.invalidArguments, "production while building: \(format)") {
+                try await production.privateCloudDatabase.records(matching: try Self.query(format, args), inZoneWith: nil)
+            }
+        }
+        admin.engine.indexes.buildTuning.withLock { $0.stopAfterChunks = nil }
+        try await admin.resumeIndexBuilds()
+        try await Self.checkResults(production.privateCloudDatabase, model, "production, built")
     }
 
     @Test func interruptedBuildIsUnusedAndResumes() async throws {
@@ -122,13 +153,8 @@ import Testing
         #expect(done > 0)
         #expect(states["n"] == .building(lastRowDone: done) && states["body"] == .building(lastRowDone: done))
 
-        // While building: production refuses as without the index, development scans.
-        let production = try production()
-        defer { production.close() }
+        // While building: development scans (production refuses, `productionRefusesABuildingIndex`).
         for (format, args) in [("tag == %@", ["t3"]), ("n >= %@", [Int64(10)]), ("self CONTAINS %@", ["word3"])] as [(String, [Any])] {
-            await expectFogError(.invalidArguments, "production while building: \(format)") {
-                try await production.privateCloudDatabase.records(matching: try Self.query(format, args), inZoneWith: nil)
-            }
             let plan = try db.explain(try Self.query(format, args), inZoneWith: nil)
             #expect(plan.scansRecordType && !plan.missingIndexes.isEmpty, "\(format)\n\(plan)")
         }
@@ -189,7 +215,7 @@ import Testing
         #expect(try reopened.indexStates(ofRecordType: Self.type)["tag"] == .building(lastRowDone: later))
         try await reopened.resumeIndexBuilds()
         #expect(try reopened.indexStates(ofRecordType: Self.type) == ["tag": .ready, "n": .ready, "body": .ready])
-        try await Self.checkResults(production.privateCloudDatabase, model, "production, resumed")
+        try await Self.checkResults(db, model, "development, resumed")
         let report = try reopened.checkIntegrity()
         #expect(report.isSound, "\(report)")
     }
@@ -215,9 +241,7 @@ import Testing
         try await store.admin.resumeIndexBuilds()
         #expect(try store.admin.indexStates(ofRecordType: Self.type) == ["tag": .ready, "n": .ready])
         #expect(try store.admin.indexes(ofRecordType: Self.type) == ["tag": [.queryable, .sortable], "n": [.queryable, .sortable]])
-        let production = try production()
-        defer { production.close() }
-        let got = try await Self.names(production.privateCloudDatabase, try Self.query("tag == %@", ["t4"]))
+        let got = try await Self.names(store.privateDatabase, try Self.query("tag == %@", ["t4"]))
         #expect(Set(got) == Set(model.filter { $0.value.tag == "t4" }.keys))
         #expect(try store.admin.checkIntegrity().isSound)
     }
@@ -255,6 +279,7 @@ import Testing
 
     /// Saves the records of `model`, 400 per request.
     static func save(_ model: [String: Values], to store: TestStore) async throws {
+        try await declare(store)
         var batch: [Record] = []
         for (name, v) in model.sorted(by: { $0.key < $1.key }) {
             batch.append(Self.record(name, v))

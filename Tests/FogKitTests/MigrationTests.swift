@@ -120,7 +120,7 @@ import Testing
             #expect(try admin.checkIntegrity().isSound)
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 4])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 5])
             let (entries, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(entries.count == 20)
@@ -151,7 +151,7 @@ import Testing
                 container.privateCloudDatabase, container: container, admin: admin, names: names, label: "migrated from format 2")
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 4])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 5])
             let (after, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
@@ -288,7 +288,7 @@ import Testing
         }
         let admin = try directory.openAdministrator()
         defer { admin.close() }
-        #expect(try admin.storeInfo().formatVersion == 4)
+        #expect(try admin.storeInfo().formatVersion == 5)
         let container = try admin.container(user: "alice")
         defer { container.close() }
         let source = directory.appending("source")

@@ -88,9 +88,9 @@ import Testing
 
         // The same errors in production, with every index declared.
         try await QueryFixture.declareIndexes(store.admin)
-        let production = try Container(
-            identifier: "iCloud.test", directory: store.directory, user: store.container.userIdentity,
-            configuration: .init(durability: .none, environment: .production))
+        try await store.admin.deploySchema()
+        let production = try store.productionContainer(user: store.container.userIdentity)
+        try await production.privateCloudDatabase.save(RecordZone(zoneID: Self.zone))
         for (format, args) in bad.prefix(8) {
             let q = Query(recordType: "Post", predicate: try QueryPredicate(format: format, argumentArray: args))
             await expectFogError(.invalidArguments, "production: \(format)") {

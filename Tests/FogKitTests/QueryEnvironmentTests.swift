@@ -20,11 +20,19 @@ import Testing
         return q
     }
 
-    /// A production container on `store`'s directory; the caller closes it.
-    static func production(_ store: borrowing TestStore) throws -> Container {
-        try Container(
-            identifier: "iCloud.test", directory: store.directory, user: store.container.userIdentity,
-            configuration: .init(durability: .none, environment: .production))
+    /// The store's production environment with the fixture's record types deployed without
+    /// indexes, and `count` posts of its own (the same as development's); the caller closes
+    /// the container and the administrator.
+    static func production(
+        _ store: borrowing TestStore, count: Int, seed: UInt64
+    ) async throws -> (container: Container, admin: Container.Administrator, refs: [RefRecord]) {
+        _ = try await QueryFixture.populate(store.privateDatabase, count: count, seed: seed)
+        try await store.clearIndexes(ofRecordTypes: QueryFixture.postType, QueryFixture.authorType)
+        try await store.admin.deploySchema()
+        let container = try store.productionContainer(user: store.container.userIdentity)
+        let admin = try store.productionAdministrator()
+        let refs = try await QueryFixture.populate(container.privateCloudDatabase, count: count, seed: seed)
+        return (container, admin, refs)
     }
 
     /// Expects `query` to fail in `db` with invalidArguments and a message holding each of `words`.
@@ -50,9 +58,11 @@ import Testing
     // MARK: - Production
 
     @Test func productionRefusesQueriesWithoutTheirIndexes() async throws {
-        let refs = try await QueryFixture.populate(store.privateDatabase, count: 40, seed: 101)
-        let production = try Self.production(store)
-        defer { production.close() }
+        let (production, admin, refs) = try await Self.production(store, count: 40, seed: 101)
+        defer {
+            production.close()
+            admin.close()
+        }
         let db = production.privateCloudDatabase
         let paris = QueryFixture.paris
         let author = Record.Reference(recordID: QueryFixture.authorIDs(in: Self.zone)[0], action: .none)
@@ -75,7 +85,7 @@ import Testing
             try Self.query("creationDate > %@", Date(timeIntervalSinceReferenceDate: 0)), in: db, mentioning: ["sortable"])
 
         // Queryable but not sortable.
-        try await store.admin.setIndexes(.queryable, forField: "score", ofRecordType: "Post")
+        try await admin.setIndexes(.queryable, forField: "score", ofRecordType: "Post")
         #expect(try await Self.names(db, try Self.query("score == 3")) == Set(refs.filter { $0.fields["score"] == .int64(3) }.map(\.name)))
         await Self.expectRefused(try Self.query("score > 3"), in: db, mentioning: ["score", "sortable"])
         await Self.expectRefused(try Self.query("score == 3", sorts: [.init(key: "score")]), in: db, mentioning: ["score", "sortable"])
@@ -85,22 +95,22 @@ import Testing
         await Self.expectRefused(try Self.query("score == 3 AND ratio == 1"), in: db, mentioning: ["ratio", "queryable"])
 
         // A whole-type query needs recordName (recordID) queryable, a sort its sortable field.
-        try await store.admin.setIndexes(.queryable, forField: Record.SystemFieldKey.recordID, ofRecordType: "Post")
+        try await admin.setIndexes(.queryable, forField: Record.SystemFieldKey.recordID, ofRecordType: "Post")
         #expect(try await Self.names(db, try Self.query("TRUEPREDICATE")) == Set(refs.map(\.name)))
         await Self.expectRefused(
             try Self.query("TRUEPREDICATE", sorts: [.init(key: "createdAt", ascending: false)]), in: db,
             mentioning: ["createdAt", "sortable"])
-        try await store.admin.setIndexes([.queryable, .sortable], forField: "createdAt", ofRecordType: "Post")
+        try await admin.setIndexes([.queryable, .sortable], forField: "createdAt", ofRecordType: "Post")
         let sorted = try await QueryRunner.all(
             db, try Self.query("TRUEPREDICATE", sorts: [.init(key: "createdAt", ascending: false)]), in: Self.zone, limit: 9)
         #expect(sorted.map(\.recordID.recordName) == RefEval.sorted(refs, by: [.init(key: "createdAt", ascending: false)]).map(\.name))
 
         // A searchable field makes token search work; a location index, distance.
-        try await store.admin.setIndexes(.searchable, forField: "body", ofRecordType: "Post")
+        try await admin.setIndexes(.searchable, forField: "body", ofRecordType: "Post")
         #expect(
             try await Self.names(db, try Self.query("self CONTAINS 'alpha'"))
                 == Set(refs.filter { RefEval.matches(.tokens("alpha", all: false), $0, searchFields: ["body"]) }.map(\.name)))
-        try await store.admin.setIndexes(.queryable, forField: "location", ofRecordType: "Post")
+        try await admin.setIndexes(.queryable, forField: "location", ofRecordType: "Post")
         let near = RefCond.within("location", paris, km: 30, inclusive: false)
         #expect(
             try await Self.names(db, try Self.query("distanceToLocation:fromLocation:(location, %@) < 30", paris))
@@ -108,9 +118,11 @@ import Testing
     }
 
     @Test func productionRefusesUnknownRecordTypes() async throws {
-        _ = try await QueryFixture.populate(store.privateDatabase, count: 5, seed: 102)
-        let production = try Self.production(store)
-        defer { production.close() }
+        let (production, admin, _) = try await Self.production(store, count: 5, seed: 102)
+        defer {
+            production.close()
+            admin.close()
+        }
         for format in ["TRUEPREDICATE", "score == 3"] {
             let ghost = Query(recordType: "Ghost", predicate: try QueryPredicate(format: format))
             let error = await expectFogError(.unknownItem, Comment(rawValue: format)) {
@@ -121,14 +133,25 @@ import Testing
     }
 
     @Test func productionAlsoOpensAsTheOnlyContainer() async throws {
-        // A store opened in production from the start: saves work, queries need indexes.
+        // A store opened in production from the start: nothing is deployed, so saves fail;
+        // once development's schema is deployed they work, and queries need indexes.
         let store = try TestStore(configuration: .init(durability: .none, environment: .production))
         #expect(store.container.configuration.environment == .production)
         let db = store.privateDatabase
+        try await db.save(RecordZone(zoneID: Self.zone))
+        await expectFogError(.unknownItem) { try await db.save(QueryFixture.makeAuthors(in: Self.zone)[0]) }
+
+        let development = try store.admin.container(
+            user: store.container.userIdentity, configuration: .init(durability: .none, environment: .development))
+        defer { development.close() }
+        _ = try await QueryFixture.populate(development.privateCloudDatabase, count: 15, seed: 103)
+        try await store.admin.deploySchema()
         let refs = try await QueryFixture.populate(db, count: 15, seed: 103)
-        await Self.expectRefused(try Self.query("score == 3"), in: db, mentioning: ["score", "not marked queryable"])
-        try await store.admin.setIndexes([.queryable], forField: "score", ofRecordType: "Post")
+        // Deployed with development's default indexes; a whole-type query needs recordName.
         #expect(try await Self.names(db, try Self.query("score == 3")) == Set(refs.filter { $0.fields["score"] == .int64(3) }.map(\.name)))
+        await Self.expectRefused(try Self.query("TRUEPREDICATE"), in: db, mentioning: ["recordName", "not marked queryable"])
+        try await store.admin.setIndexes([.queryable], forField: "recordName", ofRecordType: "Post")
+        #expect(try await Self.names(db, try Self.query("TRUEPREDICATE")) == Set(refs.map(\.name)))
         #expect(store.admin.indexAdvice().isEmpty, "production does not count queries for the advisor")
     }
 
@@ -136,6 +159,8 @@ import Testing
 
     @Test func developmentRunsTheSameQueriesAndAdvises() async throws {
         let refs = try await QueryFixture.populate(db, count: 40, seed: 104)
+        // Without the default indexes development gave the fields as they were saved.
+        try await store.clearIndexes(ofRecordTypes: QueryFixture.postType, QueryFixture.authorType)
         #expect(store.admin.indexAdvice().isEmpty)
 
         let equal = try Self.query("score == 3")
@@ -172,6 +197,7 @@ import Testing
 
     @Test func explainShowsTheAccessPathAndTheMissingIndexes() async throws {
         _ = try await QueryFixture.populate(db, count: 20, seed: 105)
+        try await store.clearIndexes(ofRecordTypes: QueryFixture.postType, QueryFixture.authorType)
         func plan(_ q: Query) throws -> QueryPlan { try db.explain(q, inZoneWith: Self.zone) }
         func missing(_ p: QueryPlan, _ field: String, _ option: IndexOptions) -> Bool {
             p.missingIndexes.contains { $0.recordType == "Post" && $0.field == field && $0.options.contains(option) }
@@ -228,8 +254,10 @@ import Testing
         #expect(!inMemory.indexProvidesOrder && missing(inMemory, "createdAt", .sortable), "\(inMemory)")
 
         // Explaining never fails for a missing index, also in production.
-        let production = try Self.production(store)
+        try await store.admin.deploySchema()
+        let production = try store.productionContainer(user: store.container.userIdentity)
         defer { production.close() }
+        try await production.privateCloudDatabase.save(RecordZone(zoneID: Self.zone))
         let prodPlan = try production.privateCloudDatabase.explain(try Self.query("ratio == 1"), inZoneWith: Self.zone)
         #expect(prodPlan.scansRecordType && missing(prodPlan, "ratio", .queryable), "\(prodPlan)")
 

@@ -147,11 +147,22 @@ import Testing
         try await QueryFixture.declareIndexes(store.admin)
         let refs = try await QueryFixture.populate(db, count: 60, seed: 321)
         let names = refs.map(\.name)
-        let production = try Container(
-            identifier: "iCloud.test", directory: store.directory, user: container.userIdentity,
-            configuration: .init(durability: .none, environment: .production))
-        defer { production.close() }
+        // Production gets the schema, and the same records of its own.
+        try await store.admin.deploySchema()
+        let production = try store.productionContainer(user: container.userIdentity)
+        let productionAdmin = try store.productionAdministrator()
+        defer {
+            production.close()
+            productionAdmin.close()
+        }
         let prod = production.privateCloudDatabase
+        _ = try await QueryFixture.populate(prod, count: 60, seed: 321)
+        /// Sets indexes in both environments.
+        func setIndexes(_ options: IndexOptions, forField field: String) async throws {
+            for admin in [store.admin, productionAdmin] {
+                try await admin.setIndexes(options, forField: field, ofRecordType: QueryFixture.postType)
+            }
+        }
         let paris = QueryFixture.paris
         let distance = try QueryPredicate(format: "distanceToLocation:fromLocation:(location, %@) < 40", paris)
         let cases: [(String, QueryPredicate, RefCond)] = [
@@ -176,9 +187,10 @@ import Testing
                 }
             }
             #expect(try store.admin.checkIntegrity().isSound, "\(label)")
+            #expect(try productionAdmin.checkIntegrity().isSound, "\(label)")
         }
 
-        func scramble(_ seed: UInt64) async throws {
+        func scramble(_ db: Database, _ seed: UInt64) async throws {
             var rng = SplitMix64(seed: seed)
             for _ in 0..<20 {
                 let record = try await db.record(for: Record.ID(recordName: rng.pick(names), zoneID: Self.zone))
@@ -194,9 +206,9 @@ import Testing
         try await verify(prod, "all indexes, production")
 
         // Remove score's indexes, title's SEARCHABLE and the location index.
-        try await store.admin.setIndexes([], forField: "score", ofRecordType: QueryFixture.postType)
-        try await store.admin.setIndexes([.queryable, .sortable], forField: "title", ofRecordType: QueryFixture.postType)
-        try await store.admin.setIndexes([], forField: "location", ofRecordType: QueryFixture.postType)
+        try await setIndexes([], forField: "score")
+        try await setIndexes([.queryable, .sortable], forField: "title")
+        try await setIndexes([], forField: "location")
         searchable.remove("title")
         #expect(try store.admin.indexes(ofRecordType: QueryFixture.postType)["score"] ?? [] == [])
         #expect(try store.admin.indexes(ofRecordType: QueryFixture.postType)["title"] == [.queryable, .sortable])
@@ -214,13 +226,16 @@ import Testing
         #expect(try await prod.records(matching: search, inZoneWith: Self.zone, resultsLimit: 1).matchResults.count <= 1)
 
         // Change the data while the indexes are gone, then add them back: they are rebuilt.
-        try await scramble(322)
+        try await scramble(db, 322)
+        try await scramble(prod, 322)
         try await verify(db, "indexes removed, after writes")
-        try await store.admin.setIndexes(QueryFixture.indexes, ofRecordType: QueryFixture.postType)
+        for admin in [store.admin, productionAdmin] {
+            try await admin.setIndexes(QueryFixture.indexes, ofRecordType: QueryFixture.postType)
+        }
         searchable.insert("title")
         try await verify(db, "indexes re-added, development")
         try await verify(prod, "indexes re-added, production")
-        try await scramble(323)
+        try await scramble(prod, 323)
         try await verify(prod, "indexes re-added, after writes, production")
         try await Self.checkAllShapes(db, container: container, admin: store.admin, names: names, label: "indexes re-added")
     }

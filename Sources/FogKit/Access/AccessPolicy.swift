@@ -61,6 +61,7 @@ enum AccessAction: Sendable, Hashable {
 /// The container-level administrative calls, each only for the administrator.
 enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
     case setIndexes, readIndexes, indexAdvice, backup, storeInfo, checkIntegrity, migrate
+    case readSchema, importSchema, deploySchema, resetDevelopment
 
     /// What the call does, for messages.
     var what: String {
@@ -72,6 +73,10 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
         case .storeInfo: "describing the store (storeInfo())"
         case .checkIntegrity: "checking the store's integrity (checkIntegrity())"
         case .migrate: "migrating the store to this FogKit's format (it was written by an older version)"
+        case .readSchema: "reading the schema (schema(for:))"
+        case .importSchema: "importing a schema (importSchema(_:))"
+        case .deploySchema: "deploying the schema to production (deploySchema())"
+        case .resetDevelopment: "resetting the development environment (resetDevelopmentEnvironment())"
         }
     }
 }

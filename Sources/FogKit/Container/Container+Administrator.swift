@@ -34,7 +34,7 @@ extension Container {
         /// with the durability its commits get: the one it asked for, or a stronger one
         /// that another container of this process opened the same directory with.
         public var configuration: Configuration { requestedConfiguration.committing(with: engine) }
-        private let requestedConfiguration: Configuration
+        let requestedConfiguration: Configuration
 
         let engine: StoreEngine
         private let closed = ClosedFlag()
@@ -51,7 +51,8 @@ extension Container {
             self.directory = directory
             self.requestedConfiguration = configuration
             engine = try StoreEngine(
-                directory: directory, identifier: identifier, durability: configuration.durability.storage, caller: .administrator)
+                directory: configuration.environment.storeDirectory(in: directory), identifier: identifier,
+                durability: configuration.durability.storage, caller: .administrator)
         }
 
         /// A container on the same store for `user` (`nil` for nobody), with the
@@ -143,9 +144,18 @@ extension Container {
         /// The copy is a new incarnation of the store: change tokens from this store fail with
         /// ``FogError/Code/changeTokenExpired`` against it, so clients of a restored backup
         /// fetch their changes again instead of missing the ones the backup lost.
+        ///
+        /// Both environments are copied: development's store into `destination`, and
+        /// production's, when the container has one, into its `production` subdirectory.
         public func backup(to destination: URL) throws {
             try authorize(.backup)
-            try fogTry { try engine.maintenance.backup(to: destination) }
+            try withEngine(for: .development) { engine in try fogTry { try engine.maintenance.backup(to: destination) } }
+            let production = Container.Environment.production
+            if storeExists(at: production.storeDirectory(in: directory)) {
+                try withEngine(for: production) { engine in
+                    try fogTry { try engine.maintenance.backup(to: production.storeDirectory(in: destination)) }
+                }
+            }
         }
 
         /// Describes the whole store: sizes, users, zones and record counts.
@@ -170,11 +180,11 @@ extension Container {
             if closed.set() { engine.close() }
         }
 
-        private func checkOpen() throws(FogError) {
+        func checkOpen() throws(FogError) {
             if closed.isSet { throw FogError(.internalError, message: "the administrator is closed") }
         }
 
-        private func authorize(_ call: AdministrativeCall) throws(FogError) {
+        func authorize(_ call: AdministrativeCall) throws(FogError) {
             try checkOpen()
             try engine.access.check(.administer(call), AccessRequest(caller: .administrator))
         }

@@ -22,19 +22,35 @@ extension Container {
         }
     }
 
-    /// Which of CloudKit's two schema environments a container behaves as.
+    /// Which of CloudKit's two environments a container opens: each has its own data and its
+    /// own schema.
     ///
-    /// FogKit keeps one schema per store; the environment decides how queries treat a
-    /// field without the index they need.
+    /// The development environment's store is the container's directory itself (so a store
+    /// made before environments existed is development's); production's is its `production`
+    /// subdirectory, created when first opened. ``Container/Administrator/deploySchema()``
+    /// copies development's schema to production; records never move between them.
     public enum Environment: String, Sendable, Hashable, CaseIterable {
-        /// Queries on fields without an index still run, as scans, and are counted by
-        /// ``Container/Administrator/indexAdvice()``. The default.
+        /// Saves create record types and fields just in time, with default indexes (strings
+        /// queryable, searchable and sortable; numbers and dates queryable and sortable;
+        /// references, locations and lists queryable). Queries on fields without an index
+        /// still run, as scans, and are counted by ``Container/Administrator/indexAdvice()``.
+        /// The default.
         case development
-        /// Queries on fields without the index they need fail with
-        /// ``FogError/Code/invalidArguments`` ("field … is not marked queryable"), and
-        /// queries on a record type the schema does not know fail with
-        /// ``FogError/Code/unknownItem``, as in CloudKit's production environment.
+        /// Only the deployed schema exists: saving a record of a type the schema lacks fails
+        /// with ``FogError/Code/unknownItem``, a field it lacks with
+        /// ``FogError/Code/invalidArguments``; queries on fields without the index they need
+        /// fail with ``FogError/Code/invalidArguments`` ("field … is not marked queryable"),
+        /// and queries on an unknown record type with ``FogError/Code/unknownItem``, as in
+        /// CloudKit's production environment.
         case production
+
+        /// The directory of this environment's store inside the container's `directory`.
+        func storeDirectory(in directory: URL) -> URL {
+            switch self {
+            case .development: directory
+            case .production: directory.appendingPathComponent("production", isDirectory: true)
+            }
+        }
     }
 
     /// Which zones keep a change feed that clients can read.
@@ -55,7 +71,8 @@ extension Container {
         public var durability: Durability
         /// The limits each modify request must respect; CloudKit's by default.
         public var limits: OperationLimits
-        /// How queries treat missing indexes: `.development` (the default) or `.production`.
+        /// The environment the container opens: `.development` (the default) or
+        /// `.production`, each with its own data and schema.
         public var environment: Environment
         /// Which zones have change feeds: `.cloudKit` (the default) or `.everyZone`.
         public var changeFeeds: ChangeFeeds

@@ -82,7 +82,8 @@ public final class Container: Sendable {
         self.requestedConfiguration = configuration
         // The caller's kind is all opening asks the policy (only the administrator migrates).
         let engine = try StoreEngine(
-            directory: directory, identifier: identifier, durability: configuration.durability.storage, caller: Caller(user: user),
+            directory: configuration.environment.storeDirectory(in: directory), identifier: identifier,
+            durability: configuration.durability.storage, caller: Caller(user: user),
             advisor: advisor
         )
         self.engine = engine

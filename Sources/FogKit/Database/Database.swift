@@ -37,7 +37,7 @@ public final class Database: Sendable, CustomStringConvertible {
         self.engine = engine
         self.context = DatabaseContext(
             scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention,
-            feeds: configuration.changeFeeds.feedZones)
+            feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode)
         var limits = configuration.limits.requestLimits
         limits.maximumAssetSize = configuration.maximumAssetSize
         self.limits = limits

@@ -15,6 +15,7 @@ import Foundation
 /// | ``reader`` | `Records/` | fetches by ID | — |
 /// | ``queries`` | `Query/` | planning and running queries | — |
 /// | ``indexes`` | `Indexes/` | index definitions and entries | `indexes`, `schema` (definitions) |
+/// | ``catalog`` | `Schema/` | the schema catalog: types, fields, roles, grants; import, deploy, reset | `schema` (catalog) |
 /// | ``changes`` | `Changes/` | the zone and database change logs | `changes`, `databaseChanges` |
 /// | ``feeds`` | `Changes/` | reading the change logs as feeds | — |
 /// | ``zones`` | `Zones/` | scopes, zone addresses, zone requests | `zones`, `zoneIDs` |
@@ -25,6 +26,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
     let records: RecordStore<Store>
     let changes: ChangeLog<Store>
     let indexes: IndexStore<Store>
+    let catalog: SchemaCatalog<Store>
     let zones: ZoneDirectory<Store>
     let users: UserDirectory<Store>
     let writer: RecordWriter<Store>
@@ -45,13 +47,14 @@ final class Engine<Store: KeyValueStore>: Sendable {
         records = RecordStore(core: core)
         changes = ChangeLog(core: core)
         indexes = IndexStore(core: core, records: records, advisor: advisor)
+        catalog = SchemaCatalog(core: core, indexes: indexes)
         zones = ZoneDirectory(core: core, records: records, indexes: indexes, changes: changes)
-        users = UserDirectory(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
-        writer = RecordWriter(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
+        users = UserDirectory(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
+        writer = RecordWriter(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
         reader = RecordReader(core: core, records: records, zones: zones)
         queries = QueryExecutor(core: core, records: records, indexes: indexes, zones: zones)
         feeds = ChangeFeeds(core: core, records: records, changes: changes, zones: zones)
-        maintenance = Maintenance(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
+        maintenance = Maintenance(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
         do {
             if core.openedVersion < Layout.formatVersion {
                 try AccessPolicy.standard.check(.administer(.migrate), AccessRequest(caller: caller))

@@ -1,5 +1,6 @@
 import FogStorage
 import Foundation
+import Synchronization
 
 /// What every engine service shares: the open store, the `meta` table (format, incarnation,
 /// counters), the `schema` table with the name cache, the assets folder, and the
@@ -8,9 +9,15 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
     let store: Store
     let directory: URL
     let assetDirectory: URL
-    let names = NameCache()
-    let incarnation: [UInt8]
+    /// What every engine open on this store in the process shares (names, incarnation).
+    let shared: SharedStoreState
+    private let released = Mutex(false)
     let durability: StorageDurability
+
+    /// The interned names and fixed field types, shared by every engine on the store.
+    var names: NameCache { shared.names }
+    /// The bytes that tell copies of the store apart (see ``SharedStoreState/incarnation``).
+    var incarnation: [UInt8] { shared.incarnation }
 
     /// The format version the store had when it was opened; below ``Layout/formatVersion``
     /// until ``Maintenance/migrate(from:)`` has run.
@@ -53,7 +60,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         do {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
             let (incarnation, version) = try Self.initializeMeta(store: store, meta: meta, identifier: identifier, existed: existed)
-            self.incarnation = incarnation
+            self.shared = SharedStoreState.acquire(directory: directory, incarnation: incarnation)
             self.openedVersion = version
         } catch {
             store.close()
@@ -126,15 +133,25 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         return (created, Layout.formatVersion)
     }
 
-    func close() { store.close() }
+    func close() {
+        if released.withLock({ released in
+            defer { released = true }
+            return !released
+        }) {
+            shared.release()
+        }
+        store.close()
+    }
 
     // MARK: - Transactions
 
     /// Runs `body` in a read snapshot with a name resolver.
     func read<R>(_ body: (Store.ReadTransaction, inout NameResolver<Store>) throws -> R) throws -> R {
-        try mapStorageErrors {
+        // Taken before the transaction begins (see `NameCache`).
+        let snapshot = names.snapshot
+        return try mapStorageErrors {
             try store.read { txn in
-                var names = NameResolver<Store>(cache: names, transaction: txn, schema: schema)
+                var names = NameResolver<Store>(cache: names, transaction: txn, schema: schema, snapshot: snapshot)
                 return try body(txn, &names)
             }
         }
@@ -148,7 +165,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
             try await store.write { [self] txn in
                 var writer = NameWriter(core: self, transaction: txn)
                 let value = try body(txn, &writer)
-                box.set(writer.namesToPublish, writer.fieldTypesToPublish)
+                box.set(writer.namesToPublish, writer.fieldTypesToPublish, generation: writer.generation)
                 return value
             }
         }
@@ -164,7 +181,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         let job = { [self] (txn: Store.WriteTransaction) throws -> R in
             var writer = NameWriter(core: self, transaction: txn)
             let value = try body(txn, &writer)
-            box.set(writer.namesToPublish, writer.fieldTypesToPublish)
+            box.set(writer.namesToPublish, writer.fieldTypesToPublish, generation: writer.generation)
             return value
         }
         let result: R = try mapStorageErrors {

@@ -15,6 +15,8 @@ struct DatabaseContext: Sendable {
     var tombstoneRetention: TimeInterval = EngineDefaults.tombstoneRetention
     /// Which zones have change feeds.
     var feeds: FeedZones = .customZones
+    /// The environment's schema rules: just-in-time types and fields, or none.
+    var schemaMode: SchemaMode = .development
 }
 
 /// Which zones keep change feeds readers may use.
@@ -44,11 +46,13 @@ struct RequestLimits: Sendable, Hashable {
     var maximumAssetSize: Int = EngineDefaults.maximumAssetSize
 }
 
-/// What a query does about a missing index.
+/// The schema rules of an environment.
 enum SchemaMode: Sendable, Hashable {
-    /// Scans, and records the missing index as advice.
+    /// Saves create record types and fields (with default indexes) just in time; a query
+    /// without the index it needs scans, and records the missing index as advice.
     case development
-    /// Fails as CloudKit's production environment does.
+    /// Saves of unknown record types and fields fail, and so do queries without the index
+    /// they need, as in CloudKit's production environment.
     case production
 }
 

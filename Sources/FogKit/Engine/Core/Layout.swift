@@ -5,10 +5,10 @@ import Foundation
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
 enum Layout {
     /// The format version written in `meta`; a store with another version is refused.
-    static let formatVersion: Int64 = 4
+    static let formatVersion: Int64 = 5
     /// The versions this FogKit opens; older ones are migrated when opened (see
     /// `Engine.migrate(from:)`).
-    static let readableFormatVersions: ClosedRange<Int64> = 1...4
+    static let readableFormatVersions: ClosedRange<Int64> = 1...5
 
     static let meta = "meta"
     static let zones = "zones"

@@ -9,11 +9,22 @@ import Synchronization
 /// the writer publishes the names a transaction created after that transaction
 /// commits. A miss is always resolved from the transaction at hand, so the cache
 /// never needs to be right, only fast.
+///
+/// Names never change once interned. Field types do, but only when an administrator
+/// replaces the catalog (a schema import that removes a field, a development reset): that
+/// call ends with ``invalidateCatalog()``, which empties the field types and starts a new
+/// generation. A reader takes the cache's snapshot, and with it the generation, before its
+/// transaction begins; what it learns is kept only while the generation is unchanged, so
+/// nothing learned from a snapshot older than the catalog change survives it. Write
+/// transactions do not use cached field types at all (they read them from the store, once
+/// per transaction).
 final class NameCache: Sendable {
     struct Snapshot: Sendable {
         var names: [String?] = []
         var ids: [String: Int64] = [:]
         var fieldTypes: [FieldTypeKey: FieldType] = [:]
+        /// The number of catalog changes before this snapshot was taken.
+        var generation = 0
     }
 
     struct FieldTypeKey: Hashable, Sendable {
@@ -25,11 +36,24 @@ final class NameCache: Sendable {
 
     var snapshot: Snapshot { storage.withLock { $0 } }
 
-    func publish(names: [(String, Int64)], fieldTypes: [(FieldTypeKey, FieldType)]) {
+    /// Adds what a write transaction interned or read, once it committed. Field types are
+    /// taken only when no catalog change came since `generation`.
+    func publish(names: [(String, Int64)], fieldTypes: [(FieldTypeKey, FieldType)], generation: Int) {
         guard !names.isEmpty || !fieldTypes.isEmpty else { return }
         storage.withLock { s in
             for (name, id) in names { Self.insert(name, id, into: &s) }
-            for (key, type) in fieldTypes { s.fieldTypes[key] = type }
+            if s.generation == generation {
+                for (key, type) in fieldTypes { s.fieldTypes[key] = type }
+            }
+        }
+    }
+
+    /// Forgets every field type and starts a new generation: called after a transaction that
+    /// removed or changed field types committed.
+    func invalidateCatalog() {
+        storage.withLock { s in
+            s.generation += 1
+            s.fieldTypes = [:]
         }
     }
 
@@ -37,8 +61,10 @@ final class NameCache: Sendable {
         storage.withLock { Self.insert(name, id, into: &$0) }
     }
 
-    fileprivate func learn(_ key: FieldTypeKey, _ type: FieldType) {
-        storage.withLock { $0.fieldTypes[key] = type }
+    fileprivate func learn(_ key: FieldTypeKey, _ type: FieldType, generation: Int) {
+        storage.withLock { s in
+            if s.generation == generation { s.fieldTypes[key] = type }
+        }
     }
 
     private static func insert(_ name: String, _ id: Int64, into s: inout Snapshot) {
@@ -67,11 +93,13 @@ struct NameResolver<Store: KeyValueStore> {
     /// The field types a write transaction read from the store (not the cache).
     private(set) var learnedFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
 
-    init(cache: NameCache, transaction: Store.ReadTransaction, schema: Table) {
+    /// A resolver for `transaction`. A reader passes the snapshot it took before the
+    /// transaction began (see ``NameCache``); a writer's is taken here.
+    init(cache: NameCache, transaction: Store.ReadTransaction, schema: Table, snapshot: NameCache.Snapshot? = nil) {
         self.cache = cache
         self.transaction = transaction
         self.schema = schema
-        self.snapshot = cache.snapshot
+        self.snapshot = snapshot ?? cache.snapshot
     }
 
     /// The name with `id`; a missing id means the stored data is corrupt.
@@ -124,16 +152,17 @@ struct NameResolver<Store: KeyValueStore> {
     /// The fixed type of field `field` of record type `type`, or `nil` when unset.
     mutating func fieldType(type: Int64, field: Int64) throws -> FieldType? {
         let key = NameCache.FieldTypeKey(type: type, field: field)
-        if let t = snapshot.fieldTypes[key] { return t }
+        // A writer reads field types from the store: the cache may hold types of a catalog
+        // that a transaction committed just before this one replaced (see `NameCache`).
+        if transaction.isReadOnly, let t = snapshot.fieldTypes[key] { return t }
         if !localFieldTypes.isEmpty, let t = localFieldTypes[key] { return t }
         guard let bytes = try transaction.value(forKey: Layout.fieldTypeKey(type: type, field: field), in: schema) else {
             return nil
         }
-        guard bytes.count == 1, let t = FieldType(rawValue: bytes[0]) else {
-            throw FormatError(message: "bad field type entry")
-        }
+        // An unpinned `NUMBER` (declared by a schema, no value saved yet) has no type.
+        guard let t = try FieldDeclaration(bytes).type else { return nil }
         if transaction.isReadOnly {
-            cache.learn(key, t)
+            cache.learn(key, t, generation: snapshot.generation)
             snapshot = cache.snapshot
         } else {
             remember(key, t)

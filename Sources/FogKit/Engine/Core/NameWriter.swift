@@ -4,13 +4,15 @@ import FogStorage
 final class PublishBox: @unchecked Sendable {
     private var names: [(String, Int64)] = []
     private var fieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
+    private var generation = 0
 
-    func set(_ names: [(String, Int64)], _ fieldTypes: [(NameCache.FieldTypeKey, FieldType)]) {
+    func set(_ names: [(String, Int64)], _ fieldTypes: [(NameCache.FieldTypeKey, FieldType)], generation: Int) {
         self.names = names
         self.fieldTypes = fieldTypes
+        self.generation = generation
     }
 
-    func publish(to cache: NameCache) { cache.publish(names: names, fieldTypes: fieldTypes) }
+    func publish(to cache: NameCache) { cache.publish(names: names, fieldTypes: fieldTypes, generation: generation) }
 }
 
 /// Interns names inside a write transaction.
@@ -45,12 +47,19 @@ struct NameWriter<Store: KeyValueStore> {
         return id
     }
 
-    /// Fixes the type of a field the first time it is written.
+    /// The generation of the name cache this writer's snapshot was taken in.
+    var generation: Int { resolver.snapshot.generation }
+
+    /// Fixes the type of a field the first time it is written; a field declared `NUMBER`
+    /// without `PREFERRED AS` keeps its declaration and is pinned to `type`.
     mutating func define(recordType: String, field: String, as type: FieldType) throws {
         let typeID = try intern(recordType)
         let fieldID = try intern(field)
         if try resolver.fieldType(type: typeID, field: fieldID) != nil { return }
-        try transaction.put([type.rawValue], forKey: Layout.fieldTypeKey(type: typeID, field: fieldID), in: core.schema)
+        let key = Layout.fieldTypeKey(type: typeID, field: fieldID)
+        let declared = try transaction.value(forKey: key, in: core.schema).map { try FieldDeclaration($0) }
+        let declaration = declared?.pinned(to: type) ?? FieldDeclaration(type: type)
+        try transaction.put(declaration.encoded, forKey: key, in: core.schema)
         createdFieldTypes.append((NameCache.FieldTypeKey(type: typeID, field: fieldID), type))
         resolver.remember(NameCache.FieldTypeKey(type: typeID, field: fieldID), type)
     }

@@ -30,14 +30,23 @@ extension IndexStore {
     /// records. The call also resumes any drop or build of the type left unfinished by an
     /// earlier process.
     func setIndexes(_ requested: [String: IndexOptions], recordType: String) async throws {
+        let changes = try Self.normalized(requested, recordType: recordType)
+        let pending = try await write { [self] txn, names in
+            try defineIndexes(changes, recordType: recordType, txn: txn, names: &names)
+        }
+        if pending { try await buildIndexes(ofRecordType: recordType) }
+    }
+
+    /// Checks the names and options of an index change, and spells `recordName` as the
+    /// record ID's key.
+    static func normalized(_ requested: [String: IndexOptions], recordType: String) throws -> [String: IndexOptions] {
         try Validation.recordType(recordType)
         // `recordName` is CloudKit's schema name for the record ID.
         var normalized: [String: IndexOptions] = [:]
         for (field, options) in requested {
             normalized[field == QueryAnalysis.recordNameField ? Record.SystemFieldKey.recordID : field, default: []].formUnion(options)
         }
-        let changes = normalized
-        for (field, options) in changes {
+        for (field, options) in normalized {
             if let allowed = Self.indexableSystemFields[field] {
                 guard allowed.isSuperset(of: options) else {
                     throw FogError(
@@ -50,60 +59,66 @@ extension IndexStore {
                 try Validation.fieldKey(field)
             }
         }
-        let pending = try await write { [self] txn, names in
-            let typeID = try names.intern(recordType)
-            let old = try definitions(of: recordType, txn: txn.readView, names: &names.resolver)
-            var new = old
-            // The type's text tokens are shared by its searchable fields: when a field stops
-            // being searchable they are all dropped and every searchable field is built again.
-            var dropTokens = false
-            for field in changes.keys.sorted() {
-                let options = changes[field]!
-                let fieldID = try names.intern(field)
-                if let type = try names.fieldType(recordType: recordType, field: field) {
-                    try Self.check(options, for: type, field: field, recordType: recordType)
-                }
-                let before = old.options(field)
-                guard options != before else { continue }
-                let buildKey = Layout.indexBuildKey(type: typeID, field: fieldID)
-                let entryOptions: IndexOptions = [.queryable, .sortable]
-                // The value and cell entries of the field change with its queryable and sortable
-                // options (`IndexEntries.fieldKeys`): the old ones are dropped, in chunks.
-                if !before.isDisjoint(with: entryOptions),
-                    before.intersection(entryOptions) != options.intersection(entryOptions)
-                        || old.building.contains(field)
-                {
-                    try txn.put([], forKey: Layout.indexDropKey(type: typeID, field: fieldID), in: core.schema)
-                }
-                if before.contains(.searchable), !options.contains(.searchable) { dropTokens = true }
-                if options.isEmpty {
-                    new.fields[field] = nil
-                    new.building.remove(field)
-                    try txn.delete(Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
-                    try txn.delete(buildKey, in: core.schema)
-                } else {
-                    // A new or changed index (also one still being built) is built from the
-                    // first record, after the drops of the type; the entries it keeps are
-                    // added again, which changes nothing.
-                    new.fields[field] = options
-                    new.building.insert(field)
-                    try txn.put([options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
-                    try txn.put(bigEndianKey(0), forKey: buildKey, in: core.schema)
-                }
+        return normalized
+    }
+
+    /// Writes the definitions of an index change (already ``normalized(_:recordType:)``) in
+    /// `txn`, with the drop and build markers it needs; returns whether drops or builds of the
+    /// type are pending, for ``buildIndexes(ofRecordType:)`` to complete after the commit.
+    func defineIndexes(
+        _ changes: [String: IndexOptions], recordType: String, txn: Store.WriteTransaction, names: inout NameWriter<Store>
+    ) throws -> Bool {
+        let typeID = try names.intern(recordType)
+        let old = try definitions(of: recordType, txn: txn.readView, names: &names.resolver)
+        var new = old
+        // The type's text tokens are shared by its searchable fields: when a field stops
+        // being searchable they are all dropped and every searchable field is built again.
+        var dropTokens = false
+        for field in changes.keys.sorted() {
+            let options = changes[field]!
+            let fieldID = try names.intern(field)
+            if let type = try names.fieldType(recordType: recordType, field: field) {
+                try Self.check(options, for: type, field: field, recordType: recordType)
             }
-            if dropTokens {
-                try txn.put([], forKey: Layout.indexDropKey(type: typeID, field: Layout.tokensField), in: core.schema)
-                for field in new.searchableFields {
-                    new.building.insert(field)
-                    try txn.put(
-                        bigEndianKey(0), forKey: Layout.indexBuildKey(type: typeID, field: try names.intern(field)), in: core.schema)
-                }
+            let before = old.options(field)
+            guard options != before else { continue }
+            let buildKey = Layout.indexBuildKey(type: typeID, field: fieldID)
+            let entryOptions: IndexOptions = [.queryable, .sortable]
+            // The value and cell entries of the field change with its queryable and sortable
+            // options (`IndexEntries.fieldKeys`): the old ones are dropped, in chunks.
+            if !before.isDisjoint(with: entryOptions),
+                before.intersection(entryOptions) != options.intersection(entryOptions)
+                    || old.building.contains(field)
+            {
+                try txn.put([], forKey: Layout.indexDropKey(type: typeID, field: fieldID), in: core.schema)
             }
-            if new != old { _ = try nextCounter(Layout.metaSchemaVersion, in: txn) }
-            let dropping = try !dropMarkers(type: typeID, txn: txn.readView).isEmpty
-            return !new.building.isEmpty || dropping
+            if before.contains(.searchable), !options.contains(.searchable) { dropTokens = true }
+            if options.isEmpty {
+                new.fields[field] = nil
+                new.building.remove(field)
+                try txn.delete(Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
+                try txn.delete(buildKey, in: core.schema)
+            } else {
+                // A new or changed index (also one still being built) is built from the
+                // first record, after the drops of the type; the entries it keeps are
+                // added again, which changes nothing.
+                new.fields[field] = options
+                new.building.insert(field)
+                try txn.put([options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: core.schema)
+                try txn.put(bigEndianKey(0), forKey: buildKey, in: core.schema)
+            }
         }
-        if pending { try await buildIndexes(ofRecordType: recordType) }
+        if dropTokens {
+            try txn.put([], forKey: Layout.indexDropKey(type: typeID, field: Layout.tokensField), in: core.schema)
+            for field in new.searchableFields {
+                new.building.insert(field)
+                try txn.put(
+                    bigEndianKey(0), forKey: Layout.indexBuildKey(type: typeID, field: try names.intern(field)), in: core.schema)
+            }
+        }
+        if new != old { _ = try nextCounter(Layout.metaSchemaVersion, in: txn) }
+        let dropping = try !dropMarkers(type: typeID, txn: txn.readView).isEmpty
+        return !new.building.isEmpty || dropping
     }
 
     /// Completes the drops of a record type's stale index entries, then the builds of its

@@ -8,18 +8,20 @@ final class Maintenance<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let recordStore: RecordStore<Store>
     let indexStore: IndexStore<Store>
+    let catalog: SchemaCatalog<Store>
     let changeLog: ChangeLog<Store>
     let zoneDirectory: ZoneDirectory<Store>
     /// User identity → user record name (``UserDirectory``'s table).
     let users: Table
 
     init(
-        core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, changes: ChangeLog<Store>,
-        zones: ZoneDirectory<Store>
+        core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, catalog: SchemaCatalog<Store>,
+        changes: ChangeLog<Store>, zones: ZoneDirectory<Store>
     ) {
         self.core = core
         recordStore = records
         indexStore = indexes
+        self.catalog = catalog
         changeLog = changes
         zoneDirectory = zones
         users = core.store.table(named: Layout.users)

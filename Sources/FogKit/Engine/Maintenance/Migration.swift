@@ -14,6 +14,9 @@ extension Maintenance {
     /// name, from the records. Files stored before version 4 keep their UUID names, which
     /// records and counts go on using; new copies are named by their content.
     ///
+    /// Version 4 → 5: the schema catalog gains its record type entries (`("t", type)`), one
+    /// for every type that has records or a field type, with CloudKit's default grants.
+    ///
     /// Version 2 → 3: `indexes` keys lose their trailing row id, which becomes the value, as
     /// one of the key's sorted set of values: the table is replaced with an empty one of
     /// ``Layout/indexTableLayout`` (a store keeps the layout a table was created with, so the
@@ -26,7 +29,27 @@ extension Maintenance {
             if current < 2 { try backfillChangeLogs(txn: txn, names: &names) }
             if current < 3 { try rebuildIndexTable(txn: txn, names: &names) }
             if current < 4 { try recordStore.assets.recount(records: records, txn: txn) }
+            if current < 5 { try catalogRecordTypes(txn: txn, names: &names) }
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
+        }
+    }
+
+    /// Version 4 → 5: a `"t"` entry, with default grants, for every record type of a record
+    /// or of a field type entry.
+    private func catalogRecordTypes(txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws {
+        var types: Set<Int64> = []
+        try txn.scan(records) { _, value in
+            types.insert(try RecordCodec.typeAndZone(value).type)
+            return true
+        }
+        try txn.scan(schema, range: .prefix(Layout.fieldTypePrefix)) { key, _ in
+            var reader = KeyReader(key)
+            _ = try reader.readString()
+            types.insert(try reader.readInt64())
+            return true
+        }
+        for type in types.sorted() {
+            _ = try catalog.addRecordTypeIfMissing(try names.resolver.name(type), txn: txn, names: &names)
         }
     }
 

@@ -132,24 +132,9 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         return zone
     }
 
-    /// Whether the schema knows a record type: a field of it was saved or an index declared.
+    /// Whether the record type is in the environment's schema catalog (a `"t"` entry).
     private func recordTypeIsKnown(_ typeID: Int64, indexes: TypeIndexes, txn: Store.ReadTransaction) throws -> Bool {
-        if !indexes.fields.isEmpty { return true }
-        var w = KeyWriter(capacity: 12)
-        w.append("f")
-        w.append(typeID)
-        var found = false
-        try txn.scan(core.schema, range: .prefix(w.bytes)) { _, _ in
-            found = true
-            return false
-        }
-        if found { return true }
-        // A type whose records have no fields: look for one.
-        try records.scanRecords(zone: nil, type: typeID, txn: txn) { _, _ in
-            found = true
-            return false
-        }
-        return found
+        try txn.withValue(forKey: Layout.recordTypeKey(typeID), in: core.schema) { _ in true } ?? false
     }
 }
 

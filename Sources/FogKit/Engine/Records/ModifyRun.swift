@@ -29,6 +29,15 @@ struct ModifyRun<Store: KeyValueStore> {
     var resultArena = FieldArenaWriter(expectedRecords: 1)
     /// The index fields of the record types this request updated, resolved once.
     var indexedFields: [String: [IndexedField]] = [:]
+    /// The record types this request found in the catalog, or added to it.
+    var knownTypes: Set<String> = []
+    /// The record types this request added to the catalog (development).
+    var freshTypes: Set<String> = []
+    /// The record types this request saved a record of.
+    var appliedTypes: Set<String> = []
+    /// The record types whose just-in-time indexes must be built for the records stored
+    /// before them, after the commit.
+    var pendingBuilds: Set<String> = []
 
     private struct Item {
         enum Kind {
@@ -173,7 +182,7 @@ struct ModifyRun<Store: KeyValueStore> {
         }
         return ModifyOutcome(
             saveResults: zip(clients, saveResults).map { ($0.recordID, $1!) },
-            deleteResults: zip(deletes, deleteResults).map { ($0, $1!) })
+            deleteResults: zip(deletes, deleteResults).map { ($0, $1!) }, pendingBuilds: pendingBuilds)
     }
 
     /// The saves of `group` reordered so that a record whose parent is saved in the
@@ -234,7 +243,11 @@ struct ModifyRun<Store: KeyValueStore> {
 
     /// What the plans of one all-or-nothing group add before any of them is applied.
     private struct PendingPlans {
-        var fieldTypes: [String: FieldType] = [:]
+        struct FieldKey: Hashable {
+            let recordType: String
+            let field: String
+        }
+        var fieldTypes: [FieldKey: FieldType] = [:]
         var deleteSelfReferences: [String: Int] = [:]
     }
 
@@ -305,11 +318,15 @@ struct ModifyRun<Store: KeyValueStore> {
         }
 
         // Each field's type is fixed by its first write (the fields an update keeps were
-        // checked when they were written, and a fixed type never changes).
+        // checked when they were written, and a fixed type never changes). In production the
+        // record type and every field must be in the schema already.
+        let production = context.schemaMode == .production
+        if production, existing == nil { try checkKnownType(client.recordType) }
         var newTypes: [(String, FieldType)] = []
         for key in values.keys.sorted() {
             let type = values[key]!.fieldType
-            var fixed = pending.fieldTypes[key]
+            let pendingKey = PendingPlans.FieldKey(recordType: client.recordType, field: key)
+            var fixed = pending.fieldTypes[pendingKey]
             if fixed == nil { fixed = try fogTry { try names.fieldType(recordType: client.recordType, field: key) } }
             if let fixed {
                 guard fixed == type else {
@@ -320,6 +337,23 @@ struct ModifyRun<Store: KeyValueStore> {
                     )
                 }
             } else {
+                // A field the schema declares `NUMBER` without a representation yet takes
+                // the first number saved; a field the schema lacks is created (development).
+                if let declared = try fogTry({ try declaration(recordType: client.recordType, field: key) }) {
+                    guard declared.canBecome(declared.pinned(to: type)) else {
+                        throw FogError(
+                            .invalidArguments,
+                            message:
+                                "field '\(key)' of record type \(client.recordType) is declared \(declared.dataType); cannot save a \(type.name) in record \(name)"
+                        )
+                    }
+                } else if production {
+                    throw FogError(
+                        .invalidArguments,
+                        message:
+                            "Cannot create new field '\(key)' in production schema: record type \(client.recordType) has no such field (record \(name))"
+                    )
+                }
                 newTypes.append((key, type))
             }
         }
@@ -371,7 +405,7 @@ struct ModifyRun<Store: KeyValueStore> {
             }
         }
         for target in addedTargets { pending.deleteSelfReferences[target, default: 0] += 1 }
-        for (key, type) in newTypes { pending.fieldTypes[key] = type }
+        for (key, type) in newTypes { pending.fieldTypes[PendingPlans.FieldKey(recordType: client.recordType, field: key)] = type }
         return SavePlan(
             client: client, existing: existing, values: values, changes: changes, parent: parent, newFieldTypes: newTypes,
             oldTargets: oldTargets, newTargets: newTargets)
@@ -465,6 +499,66 @@ struct ModifyRun<Store: KeyValueStore> {
         }
     }
 
+    // MARK: - The schema
+
+    /// Throws `unknownItem` unless record type `recordType` is in the catalog (production).
+    private mutating func checkKnownType(_ recordType: String) throws(FogError) {
+        guard !knownTypes.contains(recordType) else { return }
+        let known = try fogTry {
+            try names.resolver.id(recordType).map { try writer.catalog.recordTypeExists($0, txn: txn.readView) } ?? false
+        }
+        guard known else { throw FogError(.unknownItem, message: "Did not find record type: \(recordType)") }
+        knownTypes.insert(recordType)
+    }
+
+    /// The catalog's declaration of a field, or `nil` when it has none.
+    private mutating func declaration(recordType: String, field: String) throws -> FieldDeclaration? {
+        guard let type = try names.resolver.id(recordType), let field = try names.resolver.id(field) else { return nil }
+        return try writer.catalog.declaration(type: type, field: field, txn: txn.readView)
+    }
+
+    /// Development's just-in-time schema: the record type (with CloudKit's default grants)
+    /// and the default indexes of the fields this save creates. A field's index is ready at
+    /// once when its type is new in this request and no record of it was saved before;
+    /// otherwise it is marked building and built after the commit.
+    private mutating func createJustInTime(_ p: SavePlan) throws {
+        let recordType = p.client.recordType
+        if !knownTypes.contains(recordType) {
+            if try writer.catalog.addRecordTypeIfMissing(recordType, txn: txn, names: &names) { freshTypes.insert(recordType) }
+            knownTypes.insert(recordType)
+        }
+        guard !p.newFieldTypes.isEmpty else { return }
+        let typeID = try names.intern(recordType)
+        var changes: [String: IndexOptions] = [:]
+        for (key, type) in p.newFieldTypes {
+            let options = SchemaCatalog<Store>.defaultIndexes(for: type)
+            guard !options.isEmpty else { continue }
+            let fieldID = try names.intern(key)
+            // A field that the schema declares, or that has indexes declared before its first
+            // save, keeps what was declared.
+            if try writer.catalog.declaration(type: typeID, field: fieldID, txn: txn.readView) != nil { continue }
+            if try txn.readView.withValue(
+                forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: writer.core.schema, { _ in true }) != nil
+            {
+                continue
+            }
+            changes[key] = options
+        }
+        guard !changes.isEmpty else { return }
+        indexDefinitions[recordType] = nil
+        indexedFields[recordType] = nil
+        if freshTypes.contains(recordType), !appliedTypes.contains(recordType) {
+            for (key, options) in changes {
+                try txn.put(
+                    [options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: try names.intern(key)),
+                    in: writer.core.schema)
+            }
+            _ = try writer.nextCounter(Layout.metaSchemaVersion, in: txn)
+        } else if try writer.indexes.defineIndexes(changes, recordType: recordType, txn: txn, names: &names) {
+            pendingBuilds.insert(recordType)
+        }
+    }
+
     // MARK: - Applying (writes)
 
     private mutating func apply(_ plan: Plan, zone: ZoneInfo, zoneID: RecordZone.ID) throws -> Record? {
@@ -477,9 +571,11 @@ struct ModifyRun<Store: KeyValueStore> {
         case .alreadyDeleted:
             return nil
         case .save(let p):
+            if context.schemaMode == .development { try createJustInTime(p) }
             for (key, type) in p.newFieldTypes {
                 try names.define(recordType: p.client.recordType, field: key, as: type)
             }
+            defer { appliedTypes.insert(p.client.recordType) }
             let row = try p.existing?.row ?? writer.nextCounter(Layout.metaNextRowID, in: txn)
             let old = p.existing?.header
             // An update's `stored` holds no values: its fields are the kept ones and `changes`.

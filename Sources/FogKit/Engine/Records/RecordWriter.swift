@@ -5,6 +5,8 @@ import Foundation
 struct ModifyOutcome: Sendable {
     var saveResults: [(Record.ID, Result<Record, FogError>)] = []
     var deleteResults: [(Record.ID, Result<Void, FogError>)] = []
+    /// The record types whose just-in-time indexes wait to be built for older records.
+    var pendingBuilds: Set<String> = []
 }
 
 /// Saves and deletes records: a modify request is checked (``prepareModify``), then run in
@@ -13,16 +15,18 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
     let indexes: IndexStore<Store>
+    let catalog: SchemaCatalog<Store>
     let changes: ChangeLog<Store>
     let zones: ZoneDirectory<Store>
 
     init(
-        core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, changes: ChangeLog<Store>,
-        zones: ZoneDirectory<Store>
+        core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, catalog: SchemaCatalog<Store>,
+        changes: ChangeLog<Store>, zones: ZoneDirectory<Store>
     ) {
         self.core = core
         self.records = records
         self.indexes = indexes
+        self.catalog = catalog
         self.changes = changes
         self.zones = zones
     }
@@ -37,9 +41,14 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
             context: context)
-        return try await request.removingFailedCopies { () async throws in
+        let outcome = try await request.removingFailedCopies { () async throws in
             try await write { [self] txn, names in try run(request, txn: txn, names: &names) }
         }
+        // The saves created fields just in time on a record type that had records: their
+        // indexes are built now (until then development queries scan). A failure leaves the
+        // build marked, for the next index change or `resumeIndexBuilds()` to complete.
+        for type in outcome.pendingBuilds.sorted() { try? await indexes.buildIndexes(ofRecordType: type) }
+        return outcome
     }
 
     /// The blocking form of ``modify(saving:deleting:policy:atomic:limits:context:)``,
@@ -57,9 +66,15 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             context: context)
         request.clientChangeTokenData = clientChangeTokenData
         let prepared = request
-        return try prepared.removingFailedCopiesAndWait {
+        let outcome = try prepared.removingFailedCopiesAndWait {
             try writeAndWait { [self] txn, names in try run(prepared, txn: txn, names: &names) }
         }
+        // As in `modify`, without blocking the operation's thread on the build.
+        if !outcome.pendingBuilds.isEmpty {
+            let types = outcome.pendingBuilds.sorted()
+            Task { [indexes] in for type in types { try? await indexes.buildIndexes(ofRecordType: type) } }
+        }
+        return outcome
     }
 
     /// A modify request after the checks that need no stored state.

@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+
+/// What every engine open on one store in this process shares: the name cache and the
+/// store's incarnation. Several containers and administrators may open one directory, each
+/// with its own ``Engine``; a change of the catalog (a schema import or reset) or of the
+/// incarnation (a reset) made through one must reach the others at once.
+///
+/// Kept in a process-wide table by the store's directory, with a count of the engines that
+/// hold it; the last ``release()`` removes it.
+final class SharedStoreState: Sendable {
+    /// The interned names and fixed field types of the store.
+    let names = NameCache()
+    private let currentIncarnation: Mutex<[UInt8]>
+    private let key: String
+
+    private struct Entry {
+        let state: SharedStoreState
+        var holders: Int
+    }
+
+    private static let table = Mutex<[String: Entry]>([:])
+
+    private init(key: String, incarnation: [UInt8]) {
+        self.key = key
+        currentIncarnation = Mutex(incarnation)
+    }
+
+    /// The state of the store in `directory`, made with `incarnation` when no engine of this
+    /// process holds it yet. Each call is matched by one ``release()``.
+    static func acquire(directory: URL, incarnation: [UInt8]) -> SharedStoreState {
+        let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
+        return table.withLock { table in
+            if var entry = table[key] {
+                entry.holders += 1
+                table[key] = entry
+                return entry.state
+            }
+            let state = SharedStoreState(key: key, incarnation: incarnation)
+            table[key] = Entry(state: state, holders: 1)
+            return state
+        }
+    }
+
+    /// Gives up one hold; the last one removes the state from the table.
+    func release() {
+        Self.table.withLock { table in
+            guard var entry = table[key], entry.state === self else { return }
+            entry.holders -= 1
+            table[key] = entry.holders == 0 ? nil : entry
+        }
+    }
+
+    /// The bytes that tell copies of the store apart; a development reset changes them.
+    var incarnation: [UInt8] {
+        get { currentIncarnation.withLock { $0 } }
+        set { currentIncarnation.withLock { $0 = newValue } }
+    }
+}
