@@ -64,6 +64,12 @@ import Testing
                 stale.append(Int64(999_999))
                 try txn.put([], forKey: keys[0] + stale.bytes, in: indexes)
                 try txn.put([0, 0, 0, 0, 0, 0, 0, 2], forKey: Array("format".utf8), in: environment.table(named: "meta"))
+                // Format 2 had no record type ("t") or grant ("g") entries in its catalog.
+                for tag in ["t", "g"] {
+                    var prefix = KeyWriter()
+                    prefix.append(tag)
+                    try txn.deleteAll(in: environment.table(named: "schema"), range: .prefix(prefix.bytes))
+                }
             }
             #expect(try environment.read { txn in try txn.layout(of: indexes) } == .singleValue)
         }
@@ -147,6 +153,10 @@ import Testing
             defer { container.close() }
             let report = try admin.checkIntegrity()
             #expect(report.isSound, "\(report)")
+            // Format 5's record type entries, with CloudKit's default grants.
+            let schema = try admin.schema(for: .development)
+            #expect(Set(schema.recordTypes.keys) == [QueryFixture.postType, QueryFixture.authorType, "Users"])
+            #expect(schema.recordTypes[QueryFixture.postType]?.grants == [.creator: .write, .authenticated: .create, .world: .read])
             try await QueryIndexTests.checkAllShapes(
                 container.privateCloudDatabase, container: container, admin: admin, names: names, label: "migrated from format 2")
         }

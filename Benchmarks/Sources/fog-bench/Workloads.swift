@@ -116,8 +116,21 @@ func referenceWorkloads(durability: Container.Durability) async throws {
     let database = container.privateCloudDatabase
     let zone = reuse ? RecordZone.ID(zoneName: "Posts") : try await database.save(RecordZone(zoneName: "Posts")).zoneID
     if !reuse {
-        try await admin.setIndexes(
-            ["score": [.queryable, .sortable], "createdAt": .sortable, "author": .queryable, "tags": .queryable], ofRecordType: "Post")
+        // The deployed schema: development would otherwise give every field just-in-time
+        // indexes (strings searchable too), which the reference workloads do not have.
+        let schema = try Schema(
+            parsing: """
+                DEFINE SCHEMA
+                    RECORD TYPE Post (
+                        author STRING QUERYABLE,
+                        body STRING,
+                        createdAt TIMESTAMP SORTABLE,
+                        score INT64 QUERYABLE SORTABLE,
+                        tags LIST<STRING> QUERYABLE,
+                        title STRING
+                    );
+                """)
+        try await admin.importSchema(schema)
     }
     FileHandle.standardOutput.write(
         "# fogkit durability=\(durability) N=\(postCount) batch=\(batchSize) dir=\(directory.path)\n".data(using: .utf8)!)
