@@ -320,7 +320,9 @@ struct ModifyRun<Store: KeyValueStore> {
         // Each field's type is fixed by its first write (the fields an update keeps were
         // checked when they were written, and a fixed type never changes). In production the
         // record type and every field must be in the schema already.
-        let production = context.schemaMode == .production
+        // Share records (`cloudkit.share`) are the system's: their type and fields are in
+        // every environment, outside the catalog.
+        let production = context.schemaMode == .production && client.recordType != Record.SystemType.share
         if production, existing == nil { try checkKnownType(client.recordType) }
         var newTypes: [(String, FieldType)] = []
         for key in values.keys.sorted() {
@@ -571,7 +573,7 @@ struct ModifyRun<Store: KeyValueStore> {
         case .alreadyDeleted:
             return nil
         case .save(let p):
-            if context.schemaMode == .development { try createJustInTime(p) }
+            if context.schemaMode == .development, p.client.recordType != Record.SystemType.share { try createJustInTime(p) }
             for (key, type) in p.newFieldTypes {
                 try names.define(recordType: p.client.recordType, field: key, as: type)
             }

@@ -64,7 +64,11 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             return true
         }
         for (type, field, declaration) in fields {
-            result.types[try names.name(type), default: StoredType()].fields[try names.name(field)] = declaration
+            let name = try names.name(type)
+            // The system's share records (`cloudkit.share`) have field types but are not
+            // part of the schema.
+            guard name != Record.SystemType.share else { continue }
+            result.types[name, default: StoredType()].fields[try names.name(field)] = declaration
         }
         for (type, indexes) in try indexes.allDefinitions(txn: txn, names: &names) {
             // An index on a type the catalog does not list (declared before any save) is kept
