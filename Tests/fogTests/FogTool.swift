@@ -16,17 +16,18 @@ enum FogTool {
         var err: String
     }
 
-    /// Runs `fog` with `arguments`, standard input from `stdin` (the null device when `nil`,
-    /// so never a terminal); returns its exit status, standard output and standard error.
+    /// Runs `fog` (or `executable`) with `arguments`, standard input from `stdin` (the null
+    /// device when `nil`, so never a terminal); returns its exit status, standard output and
+    /// standard error.
     @discardableResult
-    static func run(_ arguments: [String], stdin: URL? = nil) throws -> Run {
+    static func run(_ arguments: [String], stdin: URL? = nil, executable: URL = url) throws -> Run {
         try #require(FileManager.default.isExecutableFile(atPath: url.path), "fog must be built beside the tests: \(url.path)")
         let directory = try TemporaryDirectory("fog-run")
         let out = directory.appending("out"), err = directory.appending("err")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)

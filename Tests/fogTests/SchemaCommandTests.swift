@@ -194,6 +194,23 @@ import Testing
         }
     }
 
+    /// `script` (util-linux) runs the command on a pseudo-terminal; `-e` gives its status.
+    static let script = "/usr/bin/script"
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: script)))
+    func resetFromATerminalNeedsYes() async throws {
+        let work = try TemporaryDirectory("schema-reset-tty")
+        let store = try Self.seededStore(in: work)
+        let command = [FogTool.url.path, "schema", "reset", "--store", store].map { "'\($0)'" }.joined(separator: " ")
+        let refused = try FogTool.run(["-qec", command, "/dev/null"], executable: URL(fileURLWithPath: Self.script))
+        #expect(refused.status != 0)
+        #expect(refused.out.contains("run again with --yes"), "script copies the terminal's output: \(refused.out)")
+        #expect(try Self.fogSucceeds(["schema", "export", "--store", store]) == SeedSchema.canonical, "nothing was reset")
+        let confirmed = try FogTool.run(["-qec", command + " --yes", "/dev/null"], executable: URL(fileURLWithPath: Self.script))
+        #expect(confirmed.status == 0, "\(confirmed.out)")
+        #expect(try Self.fogSucceeds(["schema", "export", "--store", store]) == "DEFINE SCHEMA\n", "production's empty schema")
+    }
+
     @Test func justInTimeFieldsExportWithCloudKitsDefaultIndexesAndGrants() async throws {
         let work = try TemporaryDirectory("schema-jit")
         let directory = work.appending("store")
