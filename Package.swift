@@ -63,6 +63,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "FogKitTests", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB", "FogKitTesting"], swiftSettings: swiftSettings),
+        // The `fog` tool, run as a process (it is built beside the tests).
+        .testTarget(name: "fogTests", dependencies: ["FogKit", "FogKitTesting"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )
