@@ -126,11 +126,37 @@ import Testing
         #expect(schema.roles.isEmpty)
         #expect(schema.recordTypes["Note"]?.fields.keys.sorted() == ["title"])
         #expect(try admin.indexes(ofRecordType: "Note") == ["title": .queryable])
-        // The removed field comes back just in time, with another type if need be.
+        // A removed field is retired: it comes back only with its type (records may hold values).
         let record = Self.note("n1", title: "a")
         record["pinned"] = "yes"
+        await expectFogError(.invalidArguments) { try await store.privateDatabase.save(record) }
+        record["pinned"] = 1
         try await store.privateDatabase.save(record)
-        #expect(try admin.schema(for: .development).recordTypes["Note"]?.fields["pinned"]?.type == .string)
+        #expect(
+            try admin.schema(for: .development).recordTypes["Note"]?.fields["pinned"]
+                == Schema.Field(.int64, indexes: [.queryable, .sortable]))
+    }
+
+    @Test func aRemovedFieldCannotComeBackWithAnotherTypeThroughTwoImports() async throws {
+        try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING, level INT64);"))
+        let record = Self.note("n1", title: "a")
+        record["level"] = 3
+        try await store.privateDatabase.save(record)
+        try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING);"))
+        #expect(try admin.checkIntegrity().isSound, "the record's level is a retired field's value")
+        let error = await expectFogError(.invalidArguments) {
+            try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING, level STRING);"))
+        }
+        #expect(error?.message.contains("Note.level") == true, "\(error?.message ?? "")")
+        try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING, level INT64 QUERYABLE);"))
+        #expect(try admin.schema(for: .development).recordTypes["Note"]?.fields["level"] == Schema.Field(.int64, indexes: .queryable))
+        #expect(try admin.checkIntegrity().isSound)
+        // After a reset nothing is retired.
+        try await admin.resetDevelopmentEnvironment()
+        let again = Self.note("n2", title: "b")
+        again["level"] = "high"
+        try await store.privateDatabase.save(again)
+        #expect(try admin.schema(for: .development).recordTypes["Note"]?.fields["level"]?.type == .string)
     }
 
     @Test func containersAlreadyOpenSeeAFieldRedeclaredWithAnotherType() async throws {
@@ -140,8 +166,7 @@ import Testing
         try await db.save(record)
         let byNumber = Query(recordType: "Note", predicate: try QueryPredicate(format: "level == 1"))
         #expect(try await db.records(matching: byNumber, inZoneWith: nil).matchResults.count == 1)
-        try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING QUERYABLE);"))
-        try await db.deleteRecord(withID: record.recordID)
+        try await admin.resetDevelopmentEnvironment()
         let again = Self.note("n2", title: "b")
         again["level"] = "high"
         try await db.save(again)
@@ -198,17 +223,24 @@ import Testing
         try await admin.deploySchema()
         #expect(try admin.schema(for: .production).recordTypes["Note"]?.fields["extra"]?.type == .double)
 
-        // Removals and type changes do not; production stays as it was.
+        // Removals and type changes do not; production stays as it was. A NUMBER that each
+        // environment pinned differently is a type change.
+        let pinnedInDevelopment = Self.note("n1", title: "a")
+        pinnedInDevelopment["count"] = 2.5
+        try await store.privateDatabase.save(pinnedInDevelopment)
+        let production = try store.productionContainer()
+        defer { production.close() }
+        let pinnedInProduction = Self.note("n1", title: "a")
+        pinnedInProduction["count"] = 3
+        try await production.privateCloudDatabase.save(pinnedInProduction)
         let deployed = try admin.schema(for: .production)
-        try await admin.resetDevelopmentEnvironment()
-        // Development may drop a field, then declare it again with another type.
         try await admin.importSchema(
-            try Schema(parsing: "DEFINE SCHEMA CREATE ROLE Editor; RECORD TYPE Note (title STRING, extra DOUBLE);"))
-        try await admin.importSchema(
-            try Schema(parsing: "DEFINE SCHEMA CREATE ROLE Editor; RECORD TYPE Note (title STRING, extra DOUBLE, body BYTES);"))
+            try Schema(
+                parsing:
+                    "DEFINE SCHEMA CREATE ROLE Editor; RECORD TYPE Note (title STRING, extra DOUBLE, count NUMBER PREFERRED AS DOUBLE);"))
         let error = await expectFogError(.invalidArguments) { try await admin.deploySchema() }
         let message = error?.message ?? ""
-        for name in ["Note.tags", "Note.pinned", "Note.secret", "Note.count", "Note.body"] {
+        for name in ["Note.tags", "Note.pinned", "Note.secret", "Note.body", "Note.count changes"] {
             #expect(message.contains(name), "\(name) in \(message)")
         }
         #expect(!message.contains("Note.title") && !message.contains("Note.extra"), "\(message)")

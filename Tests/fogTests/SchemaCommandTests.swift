@@ -30,6 +30,31 @@ import Testing
         return store
     }
 
+    @Test func dataCommandsWorkOnTheEnvironmentTheyAreGiven() throws {
+        let work = try TemporaryDirectory("schema-environments")
+        let store = try Self.seededStore(in: work)
+        try Self.fogSucceeds(["schema", "deploy", "--store", store])
+        let line = #"{"recordName":"n1","recordType":"Note","fields":{"title":{"type":"STRING","value":"in production"}}}"#
+        let file = try Self.write(line + "\n", "note.jsonl", in: work)
+        try Self.fogSucceeds(["import", file, "--store", store, "--environment", "production", "--database", "public", "--user", "alice"])
+        let production = try Self.fogSucceeds(
+            [
+                "query", "Note", "--where", "title == 'in production'", "--database", "public", "--environment", "production", "--store",
+                store,
+            ])
+        #expect(production.contains("n1"), "\(production)")
+        let development = try Self.fogSucceeds(
+            ["query", "Note", "--where", "title == 'in production'", "--database", "public", "--store", store])
+        #expect(!development.contains("n1"), "\(development)")
+        // Production refuses a field its schema lacks.
+        let unknown = #"{"recordName":"n2","recordType":"Note","fields":{"mood":{"type":"STRING","value":"x"}}}"#
+        let bad = try Self.write(unknown + "\n", "bad.jsonl", in: work)
+        let run = try FogTool.run([
+            "import", bad, "--store", store, "--environment", "production", "--database", "public", "--user", "alice",
+        ])
+        #expect(run.status != 0 && run.err.contains("mood"), "\(run.err)")
+    }
+
     @Test func importThenExportGivesTheCanonicalTextAndRoundTripsByteForByte() throws {
         let work = try TemporaryDirectory("schema-roundtrip")
         let store = try Self.seededStore(in: work)

@@ -25,6 +25,8 @@ struct ChangesCommand: AsyncParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
+    @OptionGroup var environment: EnvironmentOptions
+
     @Option(name: .long, help: "The most changes per page (default 400).")
     var limit: Int = 0
 
@@ -37,7 +39,8 @@ struct ChangesCommand: AsyncParsableCommand {
             guard let data = Data(base64Encoded: since) else { throw ValidationError("--since is not a token (base64)") }
             token = ServerChangeToken(data: data)
         }
-        let (admin, container, db) = try target.open(store, configuration: .init(changeFeeds: everyZone ? .everyZone : .cloudKit))
+        let (admin, container, db) = try target.open(
+            store, configuration: environment.applied(to: .init(changeFeeds: everyZone ? .everyZone : .cloudKit)))
         defer {
             container.close()
             admin.close()

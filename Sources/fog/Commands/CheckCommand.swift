@@ -10,8 +10,10 @@ struct CheckCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
+    @OptionGroup var environment: EnvironmentOptions
+
     func run() async throws {
-        let admin = try options.openAdministrator()
+        let admin = try options.openAdministrator(configuration: environment.applied())
         defer { admin.close() }
         let report = try admin.checkIntegrity()
         print(report)

@@ -22,6 +22,8 @@ struct ExportCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
+    @OptionGroup var environment: EnvironmentOptions
+
     @Option(name: .long, help: "The database: private or public (default: every database).")
     var database: String?
 
@@ -42,7 +44,7 @@ struct ExportCommand: AsyncParsableCommand {
             throw ValidationError("--database must be private or public")
         }
         let scope = database.flatMap(Database.Scope.init(exportName:)) ?? (user != nil ? .private : nil)
-        let admin = try store.openAdministrator(configuration: .init(changeFeeds: .everyZone))
+        let admin = try store.openAdministrator(configuration: environment.applied(to: .init(changeFeeds: .everyZone)))
         defer { admin.close() }
         let info = try admin.storeInfo()
         // User record names to identities, to name the creator of a public record.

@@ -26,6 +26,8 @@ struct ImportCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
+    @OptionGroup var environment: EnvironmentOptions
+
     @Option(name: .long, help: "The container identifier, when the store does not exist yet.")
     var container = "iCloud.fog.import"
 
@@ -57,7 +59,8 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (handle, assetBase, total) = try openInput()
-        let configuration = Container.Configuration(durability: Container.Durability(rawValue: durability)!, limits: .bulkLoad)
+        let configuration = environment.applied(
+            to: Container.Configuration(durability: Container.Durability(rawValue: durability)!, limits: .bulkLoad))
         let directory = store.directory
         let identifier = try Container.storedIdentifier(at: directory) ?? container
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -17,6 +17,8 @@ struct IndexCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
+    @OptionGroup var environment: EnvironmentOptions
+
     @Argument(help: "The record type.")
     var recordType: String
 
@@ -27,7 +29,7 @@ struct IndexCommand: AsyncParsableCommand {
     var options: String?
 
     func run() async throws {
-        let admin = try store.openAdministrator()
+        let admin = try store.openAdministrator(configuration: environment.applied())
         defer { admin.close() }
         if let field {
             guard let options else { throw ValidationError("give the options: queryable, sortable, searchable or none") }

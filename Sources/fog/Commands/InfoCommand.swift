@@ -9,8 +9,10 @@ struct InfoCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
+    @OptionGroup var environment: EnvironmentOptions
+
     func run() async throws {
-        let admin = try options.openAdministrator()
+        let admin = try options.openAdministrator(configuration: environment.applied())
         defer { admin.close() }
         print(Self.render(try admin.storeInfo()), terminator: "")
     }

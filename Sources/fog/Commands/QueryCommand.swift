@@ -43,14 +43,13 @@ struct QueryCommand: AsyncParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
-    @Flag(name: .long, help: "Behave as CloudKit's production environment: fields need indexes.")
-    var production = false
+    @OptionGroup var environment: EnvironmentOptions
 
     @Flag(name: .long, help: "Print how the query would run instead of running it.")
     var explain = false
 
     func run() async throws {
-        let (admin, container, db) = try target.open(store, configuration: .init(environment: production ? .production : .development))
+        let (admin, container, db) = try target.open(store, configuration: environment.applied())
         defer {
             container.close()
             admin.close()

@@ -159,8 +159,10 @@ struct NameResolver<Store: KeyValueStore> {
         guard let bytes = try transaction.value(forKey: Layout.fieldTypeKey(type: type, field: field), in: schema) else {
             return nil
         }
-        // An unpinned `NUMBER` (declared by a schema, no value saved yet) has no type.
-        guard let t = try FieldDeclaration(bytes).type else { return nil }
+        // An unpinned `NUMBER` (declared by a schema, no value saved yet) has no type, and a
+        // field an import removed is not in the schema (saves look at its declaration).
+        let declaration = try FieldDeclaration(bytes)
+        guard let t = declaration.type, !declaration.isRetired else { return nil }
         if transaction.isReadOnly {
             cache.learn(key, t, generation: snapshot.generation)
             snapshot = cache.snapshot

@@ -51,14 +51,15 @@ struct NameWriter<Store: KeyValueStore> {
     var generation: Int { resolver.snapshot.generation }
 
     /// Fixes the type of a field the first time it is written; a field declared `NUMBER`
-    /// without `PREFERRED AS` keeps its declaration and is pinned to `type`.
+    /// without `PREFERRED AS` keeps its declaration and is pinned to `type`; a retired field
+    /// comes back.
     mutating func define(recordType: String, field: String, as type: FieldType) throws {
         let typeID = try intern(recordType)
         let fieldID = try intern(field)
         if try resolver.fieldType(type: typeID, field: fieldID) != nil { return }
         let key = Layout.fieldTypeKey(type: typeID, field: fieldID)
         let declared = try transaction.value(forKey: key, in: core.schema).map { try FieldDeclaration($0) }
-        let declaration = declared?.pinned(to: type) ?? FieldDeclaration(type: type)
+        let declaration = declared?.saved(as: type) ?? FieldDeclaration(type: type)
         try transaction.put(declaration.encoded, forKey: key, in: core.schema)
         createdFieldTypes.append((NameCache.FieldTypeKey(type: typeID, field: fieldID), type))
         resolver.remember(NameCache.FieldTypeKey(type: typeID, field: fieldID), type)

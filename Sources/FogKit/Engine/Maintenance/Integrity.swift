@@ -115,7 +115,9 @@ extension Maintenance {
                             continue
                         }
                         let fixed = try names.fieldType(type: typeID, field: fieldID)
-                        if fixed != value.fieldType {
+                        // A field an import removed keeps its type for the values records hold.
+                        let retired = try fixed == nil ? self.catalog.declaration(type: typeID, field: fieldID, txn: txn) : nil
+                        if fixed != value.fieldType, retired.map({ $0.isRetired && $0.type == value.fieldType }) != true {
                             problem(
                                 "field \(key) of \(stored.recordName) holds \(value.fieldType.name), the schema says \(fixed?.name ?? "nothing")"
                             )

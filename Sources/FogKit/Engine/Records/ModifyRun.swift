@@ -342,7 +342,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 // A field the schema declares `NUMBER` without a representation yet takes
                 // the first number saved; a field the schema lacks is created (development).
                 if let declared = try fogTry({ try declaration(recordType: client.recordType, field: key) }) {
-                    guard declared.canBecome(declared.pinned(to: type)) else {
+                    guard declared.accepts(type) else {
                         throw FogError(
                             .invalidArguments,
                             message:
@@ -538,7 +538,9 @@ struct ModifyRun<Store: KeyValueStore> {
             let fieldID = try names.intern(key)
             // A field that the schema declares, or that has indexes declared before its first
             // save, keeps what was declared.
-            if try writer.catalog.declaration(type: typeID, field: fieldID, txn: txn.readView) != nil { continue }
+            if let declared = try writer.catalog.declaration(type: typeID, field: fieldID, txn: txn.readView), !declared.isRetired {
+                continue
+            }
             if try txn.readView.withValue(
                 forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: writer.core.schema, { _ in true }) != nil
             {

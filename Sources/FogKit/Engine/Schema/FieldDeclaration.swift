@@ -18,7 +18,11 @@ struct FieldDeclaration: Sendable, Hashable {
         static let number = Flags(rawValue: 2)
         /// A list, for an unpinned `LIST<NUMBER>` (a pinned type says it itself).
         static let list = Flags(rawValue: 4)
-        static let all: Flags = [.encrypted, .number, .list]
+        /// Removed from the schema by an import while records may still hold values of the
+        /// type: not part of the schema, but a save or an import may bring the field back only
+        /// with this type.
+        static let retired = Flags(rawValue: 8)
+        static let all: Flags = [.encrypted, .number, .list, .retired]
     }
 
     init(type: FieldType?, flags: Flags = []) {
@@ -114,8 +118,29 @@ struct FieldDeclaration: Sendable, Hashable {
         return isList ? .list(element) : .primitive(element)
     }
 
-    /// Whether a save may turn this declaration into `other`: only by pinning a `NUMBER`.
+    /// Whether an import removed the field (see ``Flags/retired``).
+    var isRetired: Bool { flags.contains(.retired) }
+
+    /// The declaration marked removed.
+    var retired: FieldDeclaration { FieldDeclaration(type: type, flags: flags.union(.retired)) }
+
+    /// Whether a value of `type` may be saved in the field: the declared type, or a number of
+    /// the declared list-ness for a `NUMBER` not pinned yet.
+    func accepts(_ type: FieldType) -> Bool {
+        if let declared = self.type { return declared == type }
+        return FieldDeclaration(type: nil, flags: flags.subtracting(.retired)).canBecome(pinned(to: type))
+    }
+
+    /// The declaration after a save of a value of `type` (which it ``accepts(_:)``): pinned,
+    /// and no longer retired.
+    func saved(as type: FieldType) -> FieldDeclaration {
+        FieldDeclaration(type: type, flags: flags.subtracting([.list, .retired]))
+    }
+
+    /// Whether a save may turn this declaration into `other`: only by pinning a `NUMBER`. A
+    /// retired declaration may become the same declaration again.
     func canBecome(_ other: FieldDeclaration) -> Bool {
+        if isRetired { return FieldDeclaration(type: type, flags: flags.subtracting(.retired)).canBecome(other) }
         if self == other { return true }
         guard type == nil, let pinned = other.type else { return false }
         return other.flags == flags.subtracting(.list) && (pinned.rawValue & 0x10 != 0) == flags.contains(.list)

@@ -26,6 +26,8 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     struct Stored: Sendable, Hashable {
         var types: [String: StoredType] = [:]
         var roles: Set<Schema.Role> = []
+        /// The fields an import removed, by record type (see ``FieldDeclaration/Flags/retired``).
+        var retired: [String: [String: FieldDeclaration]] = [:]
 
         init() {}
 
@@ -68,7 +70,11 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             // The system's share records (`cloudkit.share`) have field types but are not
             // part of the schema.
             guard name != Record.SystemType.share else { continue }
-            result.types[name, default: StoredType()].fields[try names.name(field)] = declaration
+            if declaration.isRetired {
+                result.retired[name, default: [:]][try names.name(field)] = declaration
+            } else {
+                result.types[name, default: StoredType()].fields[try names.name(field)] = declaration
+            }
         }
         for (type, indexes) in try indexes.allDefinitions(txn: txn, names: &names) {
             // An index on a type the catalog does not list (declared before any save) is kept
@@ -233,8 +239,9 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
         for name in removedTypes.sorted() {
             let type = try names.intern(name)
             try txn.delete(Layout.recordTypeKey(type), in: core.schema)
-            for field in current.types[name]!.fields.keys {
-                try txn.delete(Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
+            for (field, declaration) in current.types[name]!.fields {
+                try txn.put(
+                    declaration.retired.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
                 outcome.changedFieldTypes = true
             }
             try deleteGrants(of: type, txn: txn)
@@ -250,8 +257,9 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             let had = current.types[name] ?? StoredType()
             let type = try names.intern(name)
             try txn.put([], forKey: Layout.recordTypeKey(type), in: core.schema)
-            for field in had.fields.keys where wanted.fields[field] == nil {
-                try txn.delete(Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
+            for (field, declaration) in had.fields where wanted.fields[field] == nil {
+                try txn.put(
+                    declaration.retired.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
                 outcome.changedFieldTypes = true
             }
             for (field, declaration) in wanted.fields {
@@ -308,15 +316,16 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
         return losses
     }
 
-    /// The field type changes a schema makes to stored declarations (removals are not
-    /// counted), one line each, in name order.
+    /// The field type changes a schema makes to stored declarations, retired ones included
+    /// (removals are not counted), one line each, in name order.
     static func typeChanges(from current: Stored, to target: Stored) -> [String] {
         var changes: [String] = []
         for name in target.types.keys.sorted() {
-            guard let had = current.types[name] else { continue }
+            let had = current.types[name]?.fields ?? [:]
+            let retired = current.retired[name] ?? [:]
             let fields = target.types[name]!.fields
             for field in fields.keys.sorted() {
-                guard let old = had.fields[field] else { continue }
+                guard let old = had[field] ?? retired[field] else { continue }
                 let new = fields[field]!
                 if !old.canBecome(new) { changes.append("field \(name).\(field) changes from \(old.dataType) to \(new.dataType)") }
             }
