@@ -1,4 +1,5 @@
 import FogKit
+import FogKitTesting
 import Foundation
 import Synchronization
 import Testing
@@ -9,9 +10,7 @@ import Testing
 /// passes the integrity check.
 @Suite(.serialized) struct CrashTests {
     /// The `fog` tool built beside the test bundle.
-    static var fogTool: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("fog")
-    }
+    static var fogTool: URL { FogTool.url }
 
     @Test func killedWriterLeavesEveryAtomicBatchWholeOrAbsent() async throws {
         let tool = Self.fogTool

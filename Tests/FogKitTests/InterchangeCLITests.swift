@@ -10,24 +10,8 @@ import Testing
     /// Runs `fog` with `arguments`; returns its exit status, standard output and standard error.
     @discardableResult
     static func fog(_ arguments: [String], stdin: URL? = nil) throws -> (status: Int32, out: String, err: String) {
-        let tool = CrashTests.fogTool
-        try #require(FileManager.default.isExecutableFile(atPath: tool.path), "fog must be built beside the tests: \(tool.path)")
-        let directory = try TemporaryDirectory("fog-run")
-        let out = directory.appending("out"), err = directory.appending("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        if let stdin { process.standardInput = try FileHandle(forReadingFrom: stdin) }
-        try process.run()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: try Data(contentsOf: out), as: UTF8.self),
-            String(decoding: try Data(contentsOf: err), as: UTF8.self)
-        )
+        let run = try FogTool.run(arguments, stdin: stdin, executable: CrashTests.fogTool)
+        return (run.status, run.out, run.err)
     }
 
     /// A store with records of every type in alice's custom zone, a record in her default
