@@ -90,6 +90,20 @@ struct QueryCursorState: Sendable, Hashable, Codable {
     var ownerName: String
     /// The order key of the last record returned.
     var position: Data
+    /// Whose query it is: the user record name of the user who ran it (empty for nobody),
+    /// and the database's scope. A cursor continues only for them (`nil` in cursors archived
+    /// before FogKit recorded it).
+    var holder: String?
+    var scope: Int?
+
+    /// Throws `invalidArguments` unless the cursor was taken by `user` in `scope`.
+    func checkHolder(user: String?, scope: Database.Scope) throws(FogError) {
+        guard let holder else { return }
+        guard holder == (user ?? ""), self.scope == scope.rawValue else {
+            throw FogError(
+                .invalidArguments, message: "the query cursor belongs to another user or database; run the query again from the start")
+        }
+    }
 
     var zoneID: RecordZone.ID { RecordZone.ID(zoneName: zoneName, ownerName: ownerName) }
 

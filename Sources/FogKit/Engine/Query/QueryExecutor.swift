@@ -29,6 +29,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
             throw FogError(.invalidArguments, message: "resultsLimit is \(resultsLimit); it must be positive, or maximumResults (0)")
         }
         try access.check(.query, in: context)
+        try after?.checkHolder(user: context.user, scope: context.scope)
         let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         let now = Date()
         let (page, advice) = try read { txn, names -> (QueryBatch, [IndexAdvice]) in
@@ -62,7 +63,8 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
             if more, let last = matches.last {
                 next = QueryCursorState(
                     recordType: query.recordType, predicate: query.predicate.description, order: prepared.order,
-                    zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key))
+                    zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key), holder: context.user ?? "",
+                    scope: context.scope.rawValue)
             }
             return (QueryBatch(records: records, next: next), advice)
         }
