@@ -10,7 +10,7 @@ struct Fog: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             DemoCommand.self, QueryCommand.self, IndexCommand.self, ChangesCommand.self, InfoCommand.self, CheckCommand.self,
-            LoadCommand.self, ExportCommand.self, ImportCommand.self, BackupCommand.self, RestoreCommand.self,
+            LoadCommand.self, ExportCommand.self, ImportCommand.self, BackupCommand.self, RestoreCommand.self, UserCommand.self,
         ]
     )
 }

@@ -46,6 +46,9 @@ enum AccessAction: Sendable, Hashable {
     case databaseChanges
     /// Read the current user's identity (user record ID, current user record).
     case currentUser
+    /// Look up other users' identities in the user directory
+    /// (`userIdentity(forEmailAddress:)`, `userIdentity(forUserRecordID:)`).
+    case discoverUsers
     /// One of the container-level administrative calls.
     case administer(AdministrativeCall)
 
@@ -61,6 +64,8 @@ enum AccessAction: Sendable, Hashable {
 /// The container-level administrative calls, each only for the administrator.
 enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
     case setIndexes, readIndexes, indexAdvice, backup, storeInfo, checkIntegrity, migrate
+    /// Adding a user or changing its directory entry; listing the directory.
+    case changeUsers, readUsers
 
     /// What the call does, for messages.
     var what: String {
@@ -72,6 +77,8 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
         case .storeInfo: "describing the store (storeInfo())"
         case .checkIntegrity: "checking the store's integrity (checkIntegrity())"
         case .migrate: "migrating the store to this FogKit's format (it was written by an older version)"
+        case .changeUsers: "changing the user directory (addUser(_:emailAddress:nameComponents:))"
+        case .readUsers: "listing the user directory (users())"
         }
     }
 }
@@ -148,6 +155,7 @@ enum CandidateCheck: Sendable {
 /// - Any user creates records in the public database; only a record's creator
 ///   modifies or deletes it, directly or through a `deleteSelf` cascade.
 /// - User records (type `Users`) are never deleted.
+/// - Users look other users up in the user directory; nobody (anonymous) cannot.
 /// - Zones are created and deleted only in the private database.
 /// - Only the administrator runs container-level calls; the administrator is not a
 ///   database user.
@@ -192,6 +200,17 @@ struct AccessPolicy: Sendable {
                     message: "\(call.what) is administration: only a Container.Administrator may do it, not \(describe(request.caller))")
             }
             return
+        }
+        if action == .discoverUsers {
+            switch request.caller {
+            case .user: return
+            case .anonymous:
+                throw FogError(.notAuthenticated, message: "looking up users needs a user; the container was opened on behalf of nobody")
+            case .administrator:
+                throw FogError(
+                    .permissionFailure,
+                    message: "the administrator is not a user of the container; it lists the user directory with users()")
+            }
         }
         guard let scope = request.scope else {
             throw FogError(.internalError, message: "access to \(action) was asked without a database")
@@ -243,7 +262,7 @@ struct AccessPolicy: Sendable {
                     .permissionFailure,
                     message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
             }
-        case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .administer:
+        case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .administer:
             return
         }
     }

@@ -174,7 +174,7 @@ extension Container {
             if closed.isSet { throw FogError(.internalError, message: "the administrator is closed") }
         }
 
-        private func authorize(_ call: AdministrativeCall) throws(FogError) {
+        func authorize(_ call: AdministrativeCall) throws(FogError) {
             try checkOpen()
             try engine.access.check(.administer(call), AccessRequest(caller: .administrator))
         }

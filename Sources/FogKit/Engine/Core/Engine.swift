@@ -18,7 +18,7 @@ import Foundation
 /// | ``changes`` | `Changes/` | the zone and database change logs | `changes`, `databaseChanges` |
 /// | ``feeds`` | `Changes/` | reading the change logs as feeds | — |
 /// | ``zones`` | `Zones/` | scopes, zone addresses, zone requests | `zones`, `zoneIDs` |
-/// | ``users`` | `Users/` | user identities and their `Users` records | `users` |
+/// | ``users`` | `Users/` | user identities, their `Users` records, the user directory | `users` |
 /// | ``maintenance`` | `Maintenance/` | integrity, migration, backup, store information | (migration: all) |
 final class Engine<Store: KeyValueStore>: Sendable {
     let core: EngineCore<Store>
