@@ -192,6 +192,11 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
 
     private func validate(_ client: ClientRecord) throws(FogError) {
         try Validation.recordName(client.recordID.recordName)
+        if client.recordType == Record.SystemType.share {
+            throw FogError(
+                .invalidArguments,
+                message: "record \(client.recordID.recordName) is a share (cloudkit.share): FogKit does not store shares yet (issue 16)")
+        }
         try Validation.recordType(client.recordType)
         try Validation.zoneName(client.recordID.zoneID.zoneName, allowDefault: true)
         for key in client.changedKeys { try Validation.fieldKey(key) }
