@@ -6,7 +6,7 @@ import Testing
 
 /// `Share` as a record and `Share.Participant` as CloudKit obtains them (issue 16, sharing;
 /// reference §10.1, §10.2): participants from the user directory, the share's participant
-/// list and its public-permission rules. Saving shares is not implemented yet.
+/// list and its public-permission rules.
 @Suite struct ShareModelTests {
     let store: TestStore
     var admin: Container.Administrator { store.admin }
@@ -134,17 +134,5 @@ import Testing
         #expect(share.participants.last?.permission == .readOnly)
         copy.publicPermission = .readOnly
         #expect(share.publicPermission == .none)
-    }
-
-    @Test func savingAShareIsRefusedUntilSharingIsStored() async throws {
-        let zone = RecordZone.ID(zoneName: "Albums")
-        _ = try await alice.privateCloudDatabase.save(RecordZone(zoneID: zone))
-        let root = Record(recordType: "Album", recordID: Record.ID(recordName: "holiday", zoneID: zone))
-        let share = Share(rootRecord: root)
-        let result = try await alice.privateCloudDatabase.modifyRecords(saving: [root, share], deleting: [], atomically: false)
-        let error = try #require(result.saveResults[share.recordID].map { fogCode($0.failureError) })
-        #expect(error == .invalidArguments)
-        #expect(result.saveResults[root.recordID]?.succeeded == true)
-        await expectNotStored(share.recordID, in: alice.privateCloudDatabase)
     }
 }

@@ -20,9 +20,18 @@ import Synchronization
 /// `CKRecord`. Record's own initialisers (`init(recordType:…)`) are not inherited, as in
 /// CloudKit, where they are unavailable on `CKShare`.
 ///
-/// **Not yet:** saving a share. FogKit refuses a record of type `cloudkit.share` in a modify
-/// request with ``FogError/Code/invalidArguments`` until sharing is stored (issue 16); see
-/// `Docs/Sharing.md`.
+/// Save a new hierarchy share in the same request as its root, in a custom zone of the
+/// owner's private database; the store then sets the root's ``Record/share``, gives the share
+/// its ``url`` and makes the saving user its ``owner``:
+///
+/// ```swift
+/// let result = try await container.privateCloudDatabase.modifyRecords(saving: [album, share], deleting: [])
+/// ```
+///
+/// A record (or an ancestor of it, or its zone) already in a share cannot join another
+/// (``FogError/Code/alreadyShared``). Deleting the share clears the root's `share`; deleting
+/// the root deletes the share. Accepting shares and the participants' shared database are not
+/// implemented yet; see `Docs/Sharing.md`.
 public final class Share: Record, @unchecked Sendable {
     // Unchecked as Record is: every access to the share's own state goes through `shareState`.
 

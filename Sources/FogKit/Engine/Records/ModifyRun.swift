@@ -29,6 +29,13 @@ struct ModifyRun<Store: KeyValueStore> {
     var resultArena = FieldArenaWriter(expectedRecords: 1)
     /// The index fields of the record types this request updated, resolved once.
     var indexedFields: [String: [IndexedField]] = [:]
+    /// The records of the zone being applied that the request saves: those applied so far,
+    /// or, in an all-or-nothing zone, all of them (a new share's root must be among them).
+    private(set) var savedInZone: Set<String> = []
+    /// The saves of the zone being applied, by record name (a new share's root may be one).
+    var clientsInZone: [String: ClientRecord] = [:]
+    /// The records the zone being applied returns, by name (a new share sets its root's `share`).
+    var resultsInZone: [String: Record] = [:]
 
     private struct Item {
         enum Kind {
@@ -129,7 +136,14 @@ struct ModifyRun<Store: KeyValueStore> {
                     }
                 ).subtracting(deletedNames)
             }
-            let group = allOrNothing ? requested : parentsFirst(requested)
+            // Shares come after the other saves: a new share's root must be saved first.
+            let group = sharesLast(allOrNothing ? requested : parentsFirst(requested))
+            savedInZone = savedNames
+            resultsInZone = [:]
+            clientsInZone = [:]
+            for item in requested {
+                if case .save(let c) = item.kind, item.preError == nil { clientsInZone[c.recordID.recordName] = c }
+            }
             if atomic && group.contains(where: { $0.preError != nil }) {
                 // A malformed item fails its whole zone when the request is atomic.
                 for item in group { record(item, item.preError ?? batchFailed(item)) }
@@ -150,6 +164,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 }
                 for (item, result) in plans {
                     let saved = try apply(try result.get(), zone: zone, zoneID: item.id.zoneID)
+                    if let saved { resultsInZone[saved.recordID.recordName] = saved }
                     record(item, nil, saved: saved)
                     applied += 1
                 }
@@ -162,7 +177,12 @@ struct ModifyRun<Store: KeyValueStore> {
                     var pending = PendingPlans()
                     do {
                         let p = try plan(item, zone: zone, savedNames: savedNames, pending: &pending)
-                        record(item, nil, saved: try apply(p, zone: zone, zoneID: item.id.zoneID))
+                        let saved = try apply(p, zone: zone, zoneID: item.id.zoneID)
+                        if let saved {
+                            savedInZone.insert(saved.recordID.recordName)
+                            resultsInZone[saved.recordID.recordName] = saved
+                        }
+                        record(item, nil, saved: saved)
                         applied += 1
                     } catch let e as FogError {
                         record(item, e)
@@ -202,6 +222,16 @@ struct ModifyRun<Store: KeyValueStore> {
             pending.removeAll { readyIndices.contains($0.index) }
         }
         return ordered + deletes
+    }
+
+    /// `group` with the saves of shares moved after every other item, in their order.
+    private func sharesLast(_ group: [Item]) -> [Item] {
+        func isShare(_ item: Item) -> Bool {
+            if case .save(let c) = item.kind { return c.recordType == Record.SystemType.share }
+            return false
+        }
+        guard group.contains(where: isShare) else { return group }
+        return group.filter { !isShare($0) } + group.filter(isShare)
     }
 
     /// Records in the change logs that a zone changed in this request: the database log
@@ -302,6 +332,13 @@ struct ModifyRun<Store: KeyValueStore> {
             for case (let key, let value?) in changes.entries { values[key] = value }
         } else {
             values = client.values
+        }
+        if client.recordType == Record.SystemType.share {
+            // The share's state as the store keeps it (`ModifyRun+Shares.swift`).
+            for (key, value) in try planShare(client, existing: existing, zone: zone) {
+                if existing != nil { changes.set(key, value) }
+                values[key] = value
+            }
         }
 
         // Each field's type is fixed by its first write (the fields an update keeps were
@@ -432,7 +469,7 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     /// The stored record `name`, decoded; `nil` when absent.
-    private func loadDecoded(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
+    func loadDecoded(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
         guard let row = try writer.records.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
         var resolver = names.resolver
         guard
@@ -517,6 +554,9 @@ struct ModifyRun<Store: KeyValueStore> {
             for target in p.newTargets.subtracting(p.oldTargets) {
                 try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
             }
+            if p.existing == nil, p.client.recordType == Record.SystemType.share, case .string(let root)? = p.values[Share.rootKey] {
+                try linkShare(stored.recordName, toRoot: root, zone: zone, zoneID: zoneID)
+            }
             if p.existing != nil { return try makeRecord(encoded: bytes, id: p.client.recordID) }
             return makeRecord(stored, zoneID: zoneID)
         }
@@ -560,6 +600,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
                 now: now, txn: txn)
             deletedInZone += 1
+            try unlinkShare(of: record, zone: zone, pending: &pending)
             for target in deleteSelfTargets(record.values) {
                 try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
             }

@@ -313,6 +313,11 @@ extension RecordView {
         let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let recordType = try names.name(type)
         let recordID = id ?? Record.ID(recordName: recordName, zoneID: zoneID)
+        if recordType == Record.SystemType.share {
+            // A share's state is in reserved fields, which `Share.restore` reads and removes.
+            let values = count == 0 ? [:] : try EncodedFields(self, table: table, arena: &arena, names: &names).allValues()
+            return Share.restore(from: Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system))
+        }
         if count == 0 || table.selection.ids?.isEmpty == true {
             return Record(recordType: recordType, recordID: recordID, values: [:], parent: parent, system: system)
         }

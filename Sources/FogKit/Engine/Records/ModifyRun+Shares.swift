@@ -1,0 +1,183 @@
+import FogStorage
+import Foundation
+import Synchronization
+
+/// Saving and deleting shares (reference §10.1; `Docs/Sharing.md`): a share is a record of
+/// type `cloudkit.share` in its owner's zone whose state lives in reserved fields
+/// (`Share+Storage.swift`); a hierarchy share's root names it in its `share` system field.
+extension ModifyRun {
+    /// The reserved fields a share is stored with, after CloudKit's rules: shares live in
+    /// their owner's private database; a new hierarchy share comes in the same request as its
+    /// root, which no other share may already hold (nor an ancestor of it, nor the zone); a
+    /// share's root never changes; its owner is the user who first saved it; participants the
+    /// client adds are pending, and those who accepted stay accepted.
+    mutating func planShare(_ client: ClientRecord, existing: EncodedRecord?, zone: ZoneInfo) throws(FogError) -> [String: FieldValue?] {
+        let name = client.recordID.recordName
+        guard context.scope == .private, let share = client.record as? Share else {
+            throw FogError(.invalidArguments, message: "share \(name): shares are saved in their owner's private database")
+        }
+        let root = share.rootRecordID?.recordName
+        let owner: Share.Participant
+        var storedParticipants: [Share.Participant] = []
+        let url: String
+        if let existing {
+            let old = try fogTry { try existing.decoded() }
+            var storedRoot: String?
+            if case .string(let r)? = old.values[Share.rootKey] { storedRoot = r }
+            guard storedRoot == root else {
+                throw FogError(
+                    .invalidArguments, message: "share \(name): its root record cannot change (it is \(storedRoot ?? "the zone"))")
+            }
+            if case .bytes(let data)? = old.values[Share.participantsKey] {
+                storedParticipants = try fogTry { try Share.decodeParticipants(Array(data)) }
+            }
+            if case .string(let u)? = old.values[Share.urlKey] {
+                url = u
+            } else {
+                url = Share.url(owner: user, zoneName: client.recordID.zoneID.zoneName, recordName: name).absoluteString
+            }
+            if let storedOwner = storedParticipants.first(where: { $0.role == .owner }) {
+                owner = storedOwner
+            } else {
+                owner = try ownerParticipant()
+            }
+        } else {
+            if let root {
+                guard zone.capabilities.contains(.sharing) else {
+                    throw FogError(
+                        .invalidArguments, message: "share \(name): zone \(client.recordID.zoneID.zoneName) cannot share records")
+                }
+                guard savedInZone.contains(root) else {
+                    throw FogError(
+                        .invalidArguments,
+                        message:
+                            "share \(name): a new share must be saved in the same request as its root record \(root), and the root must save"
+                    )
+                }
+                try checkNotShared(root: root, by: name, zone: zone.id)
+            } else {
+                guard zone.capabilities.contains(.zoneWideSharing) else {
+                    throw FogError(
+                        .invalidArguments, message: "share \(name): zone \(client.recordID.zoneID.zoneName) cannot be shared as a whole")
+                }
+                try checkZoneHasNoShares(zone.id, zoneName: client.recordID.zoneID.zoneName)
+            }
+            url = Share.url(owner: user, zoneName: client.recordID.zoneID.zoneName, recordName: name).absoluteString
+            owner = try ownerParticipant()
+        }
+        // The client's participants, the owner and duplicates left out; acceptance is the store's.
+        var participants: [Share.Participant] = []
+        for p in share.participants.dropFirst() where p.participantID != owner.participantID && !participants.contains(p) {
+            let copy = p.copy()
+            let stored = storedParticipants.first { $0 == p }
+            copy.acceptanceStatus = stored?.acceptanceStatus == .accepted ? .accepted : .pending
+            participants.append(copy)
+        }
+        return [
+            Share.rootKey: root.map { .string($0) },
+            Share.publicPermissionKey: .int64(Int64(share.publicPermission.rawValue)),
+            Share.participantsKey: .bytes(Data(Share.encodeParticipants([owner] + participants))),
+            Share.urlKey: .string(url),
+        ]
+    }
+
+    /// The current user as a share's owner, with their directory entry's email and name.
+    private func ownerParticipant() throws(FogError) -> Share.Participant {
+        let users = writer.core.store.table(named: Layout.users)
+        let entry = try fogTry { () throws -> UserDirectoryEntry? in
+            guard let bytes = try txn.value(forKey: Layout.userEntryKey(user), in: users) else { return nil }
+            return try UserDirectoryEntry.decode(bytes, userRecordName: user)
+        }
+        let id = Record.ID(recordName: user)
+        let identity =
+            entry?.userIdentity
+            ?? UserIdentity(userRecordID: id, lookupInfo: .init(userRecordID: id), nameComponents: nil, hasiCloudAccount: true)
+        return Share.Participant(userIdentity: identity, role: .owner, permission: .readWrite, acceptanceStatus: .accepted)
+    }
+
+    /// Throws ``FogError/Code/alreadyShared`` when `root`, or a record its `parent` chain
+    /// reaches (as this request leaves them), is held by another share, or when the zone is
+    /// shared as a whole.
+    private mutating func checkNotShared(root: String, by shareName: String, zone: Int64) throws(FogError) {
+        if try fogTry({ try writer.records.rowID(zone: zone, name: Share.zoneWideShareRecordName, in: txn.readView) }) != nil {
+            throw FogError(.alreadyShared, message: "record \(root) cannot be shared: its zone is shared as a whole")
+        }
+        var current: String? = root
+        var visited: Set<String> = []
+        while let name = current, visited.insert(name).inserted {
+            let stored = try fogTry { try loadDecoded(zone: zone, name: name)?.record }
+            if let holder = stored?.share, holder != shareName {
+                throw FogError(
+                    .alreadyShared,
+                    message: name == root
+                        ? "record \(root) is already shared by share \(holder)"
+                        : "record \(root) cannot be shared: its ancestor \(name) is shared by share \(holder)")
+            }
+            if let client = clientsInZone[name], stored == nil || client.parentChanged {
+                current = client.parent?.recordID.recordName
+            } else {
+                current = stored?.parent
+            }
+        }
+    }
+
+    /// Throws ``FogError/Code/alreadyShared`` when a record of the zone is shared or is a share.
+    private func checkZoneHasNoShares(_ zone: Int64, zoneName: String) throws(FogError) {
+        var holder: String?
+        var resolver = names.resolver
+        try fogTry {
+            try txn.scan(writer.records.names, range: .prefix(Layout.namePrefix(zone: zone))) { _, value in
+                let row = try readBigEndianKey(value)
+                let stored = try txn.withValue(forKey: bigEndianKey(row), in: writer.records.table) {
+                    try RecordCodec.decode($0, names: &resolver, desiredKeys: [])
+                }
+                if let stored, stored.share != nil || stored.recordType == Record.SystemType.share { holder = stored.recordName }
+                return holder == nil
+            }
+        }
+        if let holder {
+            throw FogError(.alreadyShared, message: "zone \(zoneName) cannot be shared as a whole: record \(holder) is already shared")
+        }
+    }
+
+    /// Sets the `share` of `root` (saved earlier in this request) to the new share, in the
+    /// store and in the record the request returns for it.
+    mutating func linkShare(_ shareName: String, toRoot root: String, zone: ZoneInfo, zoneID: RecordZone.ID) throws {
+        try setShare(shareName, onRecordNamed: root, zone: zone.id)
+        resultsInZone[root]?.state.withLock {
+            $0.system.share = Record.Reference(recordID: Record.ID(recordName: shareName, zoneID: zoneID), action: .none)
+        }
+    }
+
+    /// What deleting `record` does to sharing: a deleted share's root no longer names it (when
+    /// the root stays); a deleted root takes its share along (added to `pending`).
+    mutating func unlinkShare(of record: StoredRecord, zone: Int64, pending: inout [(row: Int64, target: String?)]) throws {
+        if record.recordType == Record.SystemType.share, case .string(let root)? = record.values[Share.rootKey],
+            !deletedNames.contains(root)
+        {
+            try setShare(nil, onRecordNamed: root, zone: zone)
+        }
+        if let shareName = record.share, !deletedNames.contains(shareName),
+            let (row, share) = try loadDecoded(zone: zone, name: shareName), share.recordType == Record.SystemType.share,
+            case .string(record.recordName)? = share.values[Share.rootKey]
+        {
+            pending.append((row, nil))
+        }
+    }
+
+    /// Writes `shareName` (or none) into the `share` system field of the record `name`, if it
+    /// exists. A record this request did not save yet gets a new change tag (and a change log
+    /// entry); its fields, dates and index entries stay as they are.
+    private mutating func setShare(_ shareName: String?, onRecordNamed name: String, zone: Int64) throws {
+        guard let (row, found) = try loadDecoded(zone: zone, name: name), found.share != shareName else { return }
+        var stored = found
+        stored.share = shareName
+        if stored.changeSequence != sequence {
+            try writer.changes.logSave(
+                zone: zone, row: row, name: name, previousSequence: stored.changeSequence, sequence: sequence, txn: txn)
+            stored.changeSequence = sequence
+        }
+        let bytes = try RecordCodec.encode(stored, names: &names)
+        try txn.put(bytes, forKey: bigEndianKey(row), in: writer.records.table)
+    }
+}
