@@ -49,6 +49,11 @@ enum AccessAction: Sendable, Hashable {
     /// Look up other users' identities in the user directory
     /// (`userIdentity(forEmailAddress:)`, `userIdentity(forUserRecordID:)`).
     case discoverUsers
+    /// Read a share's metadata by its URL (`shareMetadata(for:)`); the request says the
+    /// caller's ``ShareStanding`` in it.
+    case shareMetadata
+    /// Accept a share (`accept(_:)`); the request says the caller's ``ShareStanding`` in it.
+    case acceptShare
     /// One of the container-level administrative calls.
     case administer(AdministrativeCall)
 
@@ -105,11 +110,13 @@ struct AccessRequest: Sendable {
     var creator: String?
     /// For ``AccessAction/cascadeDelete``: the record whose deletion cascades.
     var cascadeOrigin: String?
+    /// For share actions: the caller's standing in the share.
+    var shareStanding: ShareStanding?
 
     @inline(__always)
     init(
         caller: Caller, scope: Database.Scope? = nil, zoneOwner: String? = nil, zoneName: String? = nil, recordType: String? = nil,
-        recordName: String? = nil, creator: String? = nil, cascadeOrigin: String? = nil
+        recordName: String? = nil, creator: String? = nil, cascadeOrigin: String? = nil, shareStanding: ShareStanding? = nil
     ) {
         self.caller = caller
         self.scope = scope
@@ -119,7 +126,20 @@ struct AccessRequest: Sendable {
         self.recordName = recordName
         self.creator = creator
         self.cascadeOrigin = cascadeOrigin
+        self.shareStanding = shareStanding
     }
+}
+
+/// Where a user stands in a share, for the share actions.
+enum ShareStanding: Sendable, Hashable {
+    /// The user owns the share.
+    case owner
+    /// The user is an invited participant with this status.
+    case participant(Share.ParticipantAcceptanceStatus)
+    /// The user is not invited, but the share has a public permission: anyone may join.
+    case publicAccess
+    /// The user is not invited to a share without public permission.
+    case outsider
 }
 
 /// Which query candidates a caller may see, decided once per query and applied to
@@ -156,6 +176,8 @@ enum CandidateCheck: Sendable {
 ///   modifies or deletes it, directly or through a `deleteSelf` cascade.
 /// - User records (type `Users`) are never deleted.
 /// - Users look other users up in the user directory; nobody (anonymous) cannot.
+/// - A share's metadata and its acceptance are for its owner, its invited participants, and
+///   anyone when it has a public permission.
 /// - Zones are created and deleted only in the private database.
 /// - Only the administrator runs container-level calls; the administrator is not a
 ///   database user.
@@ -199,6 +221,10 @@ struct AccessPolicy: Sendable {
                     .permissionFailure,
                     message: "\(call.what) is administration: only a Container.Administrator may do it, not \(describe(request.caller))")
             }
+            return
+        }
+        if action == .shareMetadata || action == .acceptShare {
+            try decideShare(action, request)
             return
         }
         if action == .discoverUsers {
@@ -262,8 +288,31 @@ struct AccessPolicy: Sendable {
                     .permissionFailure,
                     message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
             }
-        case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .administer:
+        case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
+            .administer:
             return
+        }
+    }
+
+    /// Share metadata and acceptance: for the owner, for invited participants who were not
+    /// removed, and for anyone when the share has a public permission; anyone else gets
+    /// `participantMayNeedVerification`, as CloudKit answers someone a private share does not name.
+    private func decideShare(_ action: AccessAction, _ request: AccessRequest) throws(FogError) {
+        let what = action == .acceptShare ? "accepting a share" : "reading a share's metadata"
+        switch request.caller {
+        case .anonymous:
+            throw FogError(.notAuthenticated, message: "\(what) needs a user; the container was opened on behalf of nobody")
+        case .administrator:
+            throw FogError(.permissionFailure, message: "the administrator is not a database user; \(what) needs a user")
+        case .user:
+            switch request.shareStanding {
+            case .owner?, .publicAccess?, .participant(.pending)?, .participant(.accepted)?:
+                return
+            default:
+                throw FogError(
+                    .participantMayNeedVerification,
+                    message: "\(what): share \(request.recordName ?? "") does not name this user as a participant")
+            }
         }
     }
 

@@ -19,6 +19,7 @@ import Foundation
 /// | ``feeds`` | `Changes/` | reading the change logs as feeds | — |
 /// | ``zones`` | `Zones/` | scopes, zone addresses, zone requests | `zones`, `zoneIDs` |
 /// | ``users`` | `Users/` | user identities, their `Users` records, the user directory | `users` |
+/// | ``shares`` | `Sharing/` | shares by URL: metadata, acceptance (saving them is ``writer``'s) | `records` (the share) |
 /// | ``maintenance`` | `Maintenance/` | integrity, migration, backup, store information | (migration: all) |
 final class Engine<Store: KeyValueStore>: Sendable {
     let core: EngineCore<Store>
@@ -27,6 +28,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
     let indexes: IndexStore<Store>
     let zones: ZoneDirectory<Store>
     let users: UserDirectory<Store>
+    let shares: ShareDirectory<Store>
     let writer: RecordWriter<Store>
     let reader: RecordReader<Store>
     let queries: QueryExecutor<Store>
@@ -47,6 +49,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
         indexes = IndexStore(core: core, records: records, advisor: advisor)
         zones = ZoneDirectory(core: core, records: records, indexes: indexes, changes: changes)
         users = UserDirectory(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
+        shares = ShareDirectory(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
         writer = RecordWriter(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
         reader = RecordReader(core: core, records: records, zones: zones)
         queries = QueryExecutor(core: core, records: records, indexes: indexes, zones: zones)
