@@ -288,7 +288,12 @@ struct AccessPolicy: Sendable {
                     .permissionFailure,
                     message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
             }
-        case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
+        case .fetch:
+            // A record of an owner's zone in the shared database: only the shared ones.
+            if scope == .shared, let recordName = request.recordName, request.shareStanding != .participant(.accepted) {
+                throw FogError(.unknownItem, message: "record \(recordName) is not shared with this user")
+            }
+        case .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
             .administer:
             return
         }

@@ -84,7 +84,7 @@ extension Container {
     /// user now sees it.
     ///
     /// The share changes in its owner's zone (a new change tag, in the owner's change feeds).
-    /// The shared database does not show shared zones yet (`Docs/Sharing.md`).
+    /// The owner's zone then appears in the user's shared database (`Docs/Sharing.md`).
     ///
     /// - Throws: as ``shareMetadata(for:)``, judged again when accepting (a participant removed
     ///   since gets ``FogError/Code/participantMayNeedVerification``);

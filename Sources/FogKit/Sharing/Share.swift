@@ -31,7 +31,8 @@ import Synchronization
 /// A record (or an ancestor of it, or its zone) already in a share cannot join another
 /// (``FogError/Code/alreadyShared``). Deleting the share clears the root's `share`; deleting
 /// the root deletes the share. Participants read its ``Container/shareMetadata(for:)`` and
-/// ``Container/accept(_:)`` it; their shared database does not show shared zones yet (see
+/// ``Container/accept(_:)`` it; their ``Container/sharedCloudDatabase`` then lists the owner's
+/// zone and fetches the shared records (queries, feeds and writes there come next; see
 /// `Docs/Sharing.md`).
 public final class Share: Record, @unchecked Sendable {
     // Unchecked as Record is: every access to the share's own state goes through `shareState`.

@@ -87,6 +87,12 @@ final class ShareDirectory<Store: KeyValueStore>: EngineService {
             default:
                 break  // The owner, or a participant who accepted already: nothing changes.
             }
+            if standing != .owner {
+                // The shared database finds the zone by this hint (`ZoneDirectory+Sharing.swift`).
+                let hint = Layout.sharedZoneKey(
+                    participant: user, owner: location.owner, zoneName: location.zoneName, share: location.recordName)
+                try txn.put([], forKey: hint, in: core.store.table(named: Layout.users))
+            }
             if standing == .participant(.pending) || standing == .publicAccess {
                 var new = old
                 new.values[Share.participantsKey] = .bytes(Data(Share.encodeParticipants(participants)))

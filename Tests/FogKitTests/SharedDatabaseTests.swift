@@ -1,0 +1,161 @@
+import FogKitTesting
+import Foundation
+import Testing
+
+@testable import FogKit
+
+/// The participant's shared database (issue 16, sharing; reference §10.4; `Docs/Sharing.md`):
+/// after accepting, it lists the owner's zone under the owner's name and fetches exactly the
+/// shared records; removing the participant or deleting the share revokes that at once.
+@Suite struct SharedDatabaseTests {
+    let store: TestStore
+    var alice: Container { store.container }
+    var db: Database { store.privateDatabase }
+    static let albums = RecordZone.ID(zoneName: "Albums")
+    static let notes = RecordZone.ID(zoneName: "Notes")
+
+    let root = Record(recordType: "Album", recordID: Record.ID(recordName: "holiday", zoneID: albums))
+    let child: Record
+    let grandchild: Record
+    let unshared = Record(recordType: "Album", recordID: Record.ID(recordName: "private", zoneID: albums))
+
+    init() async throws {
+        store = try TestStore()
+        child = Record(recordType: "Photo", recordID: Record.ID(recordName: "day1", zoneID: Self.albums))
+        child.setParent(root)
+        grandchild = Record(recordType: "Photo", recordID: Record.ID(recordName: "day1-beach", zoneID: Self.albums))
+        grandchild.setParent(child)
+        for zone in [Self.albums, Self.notes] { _ = try await store.privateDatabase.save(RecordZone(zoneID: zone)) }
+        _ = try await store.admin.addUser("bob", emailAddress: "bob@example.com")
+        _ = try await store.admin.addUser("carol", emailAddress: "carol@example.com")
+        _ = try await store.privateDatabase.modifyRecords(
+            saving: [
+                root, child, grandchild, unshared, Record(recordType: "Note", recordID: Record.ID(recordName: "n1", zoneID: Self.notes)),
+            ],
+            deleting: [])
+    }
+
+    var bob: Container { get throws { try store.container(user: "bob") } }
+    var carol: Container { get throws { try store.container(user: "carol") } }
+
+    /// Alice shares the album hierarchy with bob; bob accepts unless told not to.
+    @discardableResult
+    func shareWithBob(accept: Bool = true) async throws -> Share {
+        let share = Share(rootRecord: root)
+        share.addParticipant(try await alice.shareParticipant(forEmailAddress: "bob@example.com"))
+        let result = try await db.modifyRecords(saving: [try await db.record(for: root.recordID), share], deleting: [])
+        let saved = try #require(try result.saveResults[share.recordID]?.get() as? Share)
+        if accept { _ = try await bob.accept(try await bob.shareMetadata(for: try #require(saved.url))) }
+        return saved
+    }
+
+    func ownerZone(_ zone: RecordZone.ID) async throws -> RecordZone.ID {
+        RecordZone.ID(zoneName: zone.zoneName, ownerName: try await alice.userRecordID().recordName)
+    }
+
+    func inShared(_ record: Record) async throws -> Record.ID {
+        Record.ID(recordName: record.recordID.recordName, zoneID: try await ownerZone(record.recordID.zoneID))
+    }
+
+    @Test func theSharedDatabaseListsTheOwnersZoneOnceAccepted() async throws {
+        try await shareWithBob(accept: false)
+        #expect(try await bob.sharedCloudDatabase.allRecordZones().isEmpty, "not before accepting")
+        let share = try #require(try await db.record(for: root.recordID).share)
+        let saved = try #require(try await db.record(for: share.recordID) as? Share)
+        _ = try await bob.accept(try await bob.shareMetadata(for: try #require(saved.url)))
+        let zones = try await bob.sharedCloudDatabase.allRecordZones()
+        let albums = try await ownerZone(Self.albums)
+        #expect(zones.map(\.zoneID) == [albums])
+        #expect(zones.first?.capabilities.contains(.sharing) == true)
+        #expect(try await bob.sharedCloudDatabase.recordZone(for: albums).zoneID == albums)
+        await expectFogError(.zoneNotFound) { try await bob.sharedCloudDatabase.recordZone(for: try await ownerZone(Self.notes)) }
+        await expectFogError(.zoneNotFound) { try await bob.sharedCloudDatabase.recordZone(for: Self.albums) }
+        // The owner's own zones are not in the owner's shared database, nor in another user's.
+        #expect(try await alice.sharedCloudDatabase.allRecordZones().isEmpty)
+        #expect(try await carol.sharedCloudDatabase.allRecordZones().isEmpty)
+    }
+
+    @Test func aParticipantFetchesExactlyTheSharedRecords() async throws {
+        let share = try await shareWithBob()
+        let shared = try bob.sharedCloudDatabase
+        let aliceName = try await alice.userRecordID().recordName
+        for record in [root, child, grandchild] {
+            let id = try await inShared(record)
+            let fetched = try await shared.record(for: id)
+            #expect(fetched.recordID == id)
+            #expect(fetched.recordID.zoneID.ownerName == aliceName, "the owner's name in the zone ID")
+            #expect(fetched["title"] as? String == record["title"] as? String)
+            #expect(fetched.parent?.recordID.zoneID.ownerName == (record.parent == nil ? nil : aliceName))
+        }
+        // The owner's other records stay invisible, as if they did not exist.
+        let hidden = await expectFogError(.unknownItem) { try await shared.record(for: try await inShared(unshared)) }
+        #expect(hidden?.message.contains("not shared") == true, "\(hidden?.message ?? "")")
+        await expectFogError(.unknownItem) {
+            try await shared.record(for: Record.ID(recordName: "missing", zoneID: try await ownerZone(Self.albums)))
+        }
+        await expectFogError(.zoneNotFound) {
+            try await shared.record(for: Record.ID(recordName: "n1", zoneID: try await ownerZone(Self.notes)))
+        }
+        await expectFogError(.zoneNotFound) { try await shared.record(for: root.recordID) }
+        // Many at once, each with its own result.
+        let results = try await shared.records(for: [
+            try await inShared(root), try await inShared(unshared), try await inShared(grandchild),
+        ])
+        #expect(results[try await inShared(root)]?.succeeded == true)
+        #expect(fogCode(results[try await inShared(unshared)]?.failureError) == .unknownItem)
+        #expect(results[try await inShared(grandchild)]?.succeeded == true)
+        // The share itself, seen by its participant.
+        let fetchedShare = try #require(
+            try await shared.record(for: Record.ID(recordName: share.recordID.recordName, zoneID: try await ownerZone(Self.albums)))
+                as? Share)
+        #expect(fetchedShare.currentUserParticipant?.userIdentity.userRecordID == (try await bob.userRecordID()))
+        // Someone who did not accept sees nothing.
+        await expectFogError(.zoneNotFound) { try await carol.sharedCloudDatabase.record(for: try await inShared(root)) }
+    }
+
+    @Test func removingTheParticipantOrDeletingTheShareRevokesAtOnce() async throws {
+        let share = try await shareWithBob()
+        let shared = try bob.sharedCloudDatabase
+        let rootID = try await inShared(root)
+        _ = try await shared.record(for: rootID)
+        let ownerView = try #require(try await db.record(for: share.recordID) as? Share)
+        ownerView.removeParticipant(try #require(ownerView.participants.last))
+        _ = try await db.save(ownerView)
+        await expectFogError(.zoneNotFound) { try await shared.record(for: rootID) }
+        #expect(try await shared.allRecordZones().isEmpty)
+
+        // Shared again and accepted, then the share deleted.
+        let again = try #require(try await db.record(for: share.recordID) as? Share)
+        again.addParticipant(try await alice.shareParticipant(forEmailAddress: "bob@example.com"))
+        _ = try await db.save(again)
+        _ = try await bob.accept(try await bob.shareMetadata(for: try #require(again.url)))
+        _ = try await shared.record(for: rootID)
+        try await db.deleteRecord(withID: share.recordID)
+        await expectFogError(.zoneNotFound) { try await shared.record(for: rootID) }
+        #expect(try await shared.allRecordZones().isEmpty)
+    }
+
+    @Test func aZoneWideShareSharesEveryRecordOfTheZone() async throws {
+        let share = Share(recordZoneID: Self.notes)
+        share.addParticipant(try await alice.shareParticipant(forEmailAddress: "bob@example.com"))
+        let saved = try #require(try await db.save(share) as? Share)
+        _ = try await bob.accept(try await bob.shareMetadata(for: try #require(saved.url)))
+        let note = try await bob.sharedCloudDatabase.record(for: Record.ID(recordName: "n1", zoneID: try await ownerZone(Self.notes)))
+        #expect(note.recordType == "Note")
+        #expect(try await bob.sharedCloudDatabase.allRecordZones().map(\.zoneID) == [try await ownerZone(Self.notes)])
+        await expectFogError(.zoneNotFound) { try await bob.sharedCloudDatabase.record(for: try await inShared(root)) }
+    }
+
+    @Test func queriesFeedsAndWritesDoNotReachTheOwnersZoneYet() async throws {
+        try await shareWithBob()
+        let shared = try bob.sharedCloudDatabase
+        let albums = try await ownerZone(Self.albums)
+        await expectFogError(.zoneNotFound) {
+            try await shared.records(matching: Query(recordType: "Album", predicate: QueryPredicate(value: true)), inZoneWith: albums)
+        }
+        await expectFogError(.zoneNotFound) { try await shared.recordZoneChanges(inZoneWith: albums, since: nil) }
+        let write = Record(recordType: "Photo", recordID: Record.ID(recordName: "new", zoneID: albums))
+        await expectFogError(.zoneNotFound) { try await shared.save(write) }
+        await expectNotStored(write.recordID, in: db)
+    }
+}
