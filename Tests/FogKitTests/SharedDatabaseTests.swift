@@ -146,13 +146,65 @@ import Testing
         await expectFogError(.zoneNotFound) { try await bob.sharedCloudDatabase.record(for: try await inShared(root)) }
     }
 
-    @Test func queriesFeedsAndWritesDoNotReachTheOwnersZoneYet() async throws {
+    /// The names of the records a query in bob's shared database returns, every batch of
+    /// `resultsLimit` followed.
+    func sharedQuery(_ recordType: String, _ format: String = "TRUEPREDICATE", resultsLimit: Int = 0) async throws -> [String] {
+        let shared = try bob.sharedCloudDatabase
+        var names: [String] = []
+        var (results, cursor) = try await shared.records(
+            matching: Query(recordType: recordType, predicate: QueryPredicate(format: format)),
+            inZoneWith: try await ownerZone(Self.albums),
+            resultsLimit: resultsLimit)
+        while true {
+            for (id, result) in results {
+                #expect(id.zoneID.ownerName == (try await alice.userRecordID()).recordName)
+                names.append(try result.get().recordID.recordName)
+            }
+            guard let next = cursor else { break }
+            (results, cursor) = try await shared.records(continuingMatchFrom: next, resultsLimit: resultsLimit)
+        }
+        return names.sorted()
+    }
+
+    @Test func queriesSeeExactlyTheSharedRecords() async throws {
+        // More records inside and outside the shared hierarchy.
+        var saves: [Record] = []
+        for i in 0..<6 {
+            let inside = Record(recordType: "Photo", recordID: Record.ID(recordName: "in\(i)", zoneID: Self.albums))
+            inside.setParent(i.isMultiple(of: 2) ? root : grandchild)
+            let outside = Record(recordType: "Photo", recordID: Record.ID(recordName: "out\(i)", zoneID: Self.albums))
+            if i > 0 { outside.setParent(Record.ID(recordName: "out\(i - 1)", zoneID: Self.albums)) }
+            inside["n"] = i
+            outside["n"] = i
+            saves += [inside, outside]
+        }
+        _ = try await db.modifyRecords(saving: saves, deleting: [])
+        try await shareWithBob()
+        #expect(try await sharedQuery("Album") == ["holiday"])
+        let photos = ["day1", "day1-beach"] + (0..<6).map { "in\($0)" }
+        #expect(try await sharedQuery("Photo") == photos.sorted())
+        #expect(try await sharedQuery("Photo", resultsLimit: 3) == photos.sorted(), "across cursors")
+        #expect(try await sharedQuery("Photo", "n >= 3", resultsLimit: 1) == ["in3", "in4", "in5"])
+        // The owner's own queries still see everything.
+        let all = try await db.records(
+            matching: Query(recordType: "Photo", predicate: QueryPredicate(value: true)), inZoneWith: Self.albums)
+        #expect(all.matchResults.count == 2 + 12)
+        // Someone who did not accept, and bob once removed, find no zone.
+        await expectFogError(.zoneNotFound) {
+            try await carol.sharedCloudDatabase.records(
+                matching: Query(recordType: "Photo", predicate: QueryPredicate(value: true)), inZoneWith: try await ownerZone(Self.albums))
+        }
+        let share = try #require(try await db.record(for: root.recordID).share)
+        let ownerView = try #require(try await db.record(for: share.recordID) as? Share)
+        ownerView.removeParticipant(try #require(ownerView.participants.last))
+        _ = try await db.save(ownerView)
+        await expectFogError(.zoneNotFound) { try await sharedQuery("Photo") }
+    }
+
+    @Test func feedsAndWritesDoNotReachTheOwnersZoneYet() async throws {
         try await shareWithBob()
         let shared = try bob.sharedCloudDatabase
         let albums = try await ownerZone(Self.albums)
-        await expectFogError(.zoneNotFound) {
-            try await shared.records(matching: Query(recordType: "Album", predicate: QueryPredicate(value: true)), inZoneWith: albums)
-        }
         await expectFogError(.zoneNotFound) { try await shared.recordZoneChanges(inZoneWith: albums, since: nil) }
         let write = Record(recordType: "Photo", recordID: Record.ID(recordName: "new", zoneID: albums))
         await expectFogError(.zoneNotFound) { try await shared.save(write) }

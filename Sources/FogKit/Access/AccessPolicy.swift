@@ -112,11 +112,14 @@ struct AccessRequest: Sendable {
     var cascadeOrigin: String?
     /// For share actions: the caller's standing in the share.
     var shareStanding: ShareStanding?
+    /// In the shared database, for a query: the shares of the zone the caller accepted.
+    var acceptedShares: [AcceptedShare]?
 
     @inline(__always)
     init(
         caller: Caller, scope: Database.Scope? = nil, zoneOwner: String? = nil, zoneName: String? = nil, recordType: String? = nil,
-        recordName: String? = nil, creator: String? = nil, cascadeOrigin: String? = nil, shareStanding: ShareStanding? = nil
+        recordName: String? = nil, creator: String? = nil, cascadeOrigin: String? = nil, shareStanding: ShareStanding? = nil,
+        acceptedShares: [AcceptedShare]? = nil
     ) {
         self.caller = caller
         self.scope = scope
@@ -127,6 +130,7 @@ struct AccessRequest: Sendable {
         self.creator = creator
         self.cascadeOrigin = cascadeOrigin
         self.shareStanding = shareStanding
+        self.acceptedShares = acceptedShares
     }
 }
 
@@ -142,6 +146,53 @@ enum ShareStanding: Sendable, Hashable {
     case outsider
 }
 
+/// What the accepted shares of one zone cover, for the shared database: every record (a
+/// zone-wide share), the share records, and the records whose `parent` chain reaches a root
+/// that names one of the shares.
+struct SharedCoverage: Sendable {
+    /// Whether a zone-wide share covers the whole zone.
+    let zoneWide: Bool
+    /// Each hierarchy share's name → its root's name.
+    let roots: [String: String]
+    /// The names of the share records.
+    let shareNames: Set<String>
+
+    init(_ shares: [AcceptedShare]) {
+        zoneWide = shares.contains { $0.root == nil }
+        var roots: [String: String] = [:]
+        for share in shares { if let root = share.root { roots[share.name] = root } }
+        self.roots = roots
+        shareNames = Set(shares.map(\.name))
+    }
+
+    /// Whether a record is covered: `share` is what its `share` field names and `parent` its
+    /// parent; `ancestor` gives the `share` and `parent` of a record by name (`nil`: none).
+    func covers(
+        _ name: String, share: String?, parent: String?, memo: inout [String: Bool],
+        ancestor: (String) throws -> (share: String?, parent: String?)?
+    ) rethrows -> Bool {
+        if zoneWide || shareNames.contains(name) { return true }
+        var path: [String] = []
+        var result = false
+        var (current, share, parent) = (name, share, parent)
+        while !path.contains(current) {
+            if let known = memo[current] {
+                result = known
+                break
+            }
+            path.append(current)
+            if let share, roots[share] == current {
+                result = true
+                break
+            }
+            guard let next = parent, let found = try ancestor(next) else { break }
+            (current, share, parent) = (next, found.share, found.parent)
+        }
+        for node in path { memo[node] = result }
+        return result
+    }
+}
+
 /// Which query candidates a caller may see, decided once per query and applied to
 /// each candidate by name id, without allocating.
 enum CandidateCheck: Sendable {
@@ -151,6 +202,9 @@ enum CandidateCheck: Sendable {
     case creator(Int64)
     /// No candidate.
     case nobody
+    /// Only records the shares cover (the shared database): the query run decides each
+    /// candidate with ``SharedCoverage`` (its `parent` chain), not by creator.
+    case sharedRecords(SharedCoverage)
 
     @inline(__always)
     func allows(creator: Int64) -> Bool {
@@ -158,6 +212,7 @@ enum CandidateCheck: Sendable {
         case .everyone: true
         case .creator(let id): id == creator
         case .nobody: false
+        case .sharedRecords: true
         }
     }
 }
@@ -210,7 +265,8 @@ struct AccessPolicy: Sendable {
     /// database see all its records, so this is ``CandidateCheck/everyone``.
     @inline(__always)
     func queryCandidates(_ request: AccessRequest) -> CandidateCheck {
-        .everyone
+        if request.scope == .shared { return .sharedRecords(SharedCoverage(request.acceptedShares ?? [])) }
+        return .everyone
     }
 
     /// The decision, outside the inlined fast path.
