@@ -38,11 +38,13 @@ import Testing
     var bob: Container { get throws { try store.container(user: "bob") } }
     var carol: Container { get throws { try store.container(user: "carol") } }
 
-    /// Alice shares the album hierarchy with bob; bob accepts unless told not to.
+    /// Alice shares the album hierarchy with bob (`readWrite`); bob accepts unless told not to.
     @discardableResult
     func shareWithBob(accept: Bool = true) async throws -> Share {
         let share = Share(rootRecord: root)
-        share.addParticipant(try await alice.shareParticipant(forEmailAddress: "bob@example.com"))
+        let participant = try await alice.shareParticipant(forEmailAddress: "bob@example.com")
+        participant.permission = .readWrite
+        share.addParticipant(participant)
         let result = try await db.modifyRecords(saving: [try await db.record(for: root.recordID), share], deleting: [])
         let saved = try #require(try result.saveResults[share.recordID]?.get() as? Share)
         if accept { _ = try await bob.accept(try await bob.shareMetadata(for: try #require(saved.url))) }
@@ -201,13 +203,101 @@ import Testing
         await expectFogError(.zoneNotFound) { try await sharedQuery("Photo") }
     }
 
-    @Test func feedsAndWritesDoNotReachTheOwnersZoneYet() async throws {
+    @Test func aReadWriteParticipantChangesAndAddsSharedRecordsButNotTheRoot() async throws {
+        let shareRecord = try await shareWithBob()
+        let shared = try bob.sharedCloudDatabase
+        let bobID = try await bob.userRecordID()
+        let token = try await db.recordZoneChanges(inZoneWith: Self.albums, since: nil).changeToken
+
+        // Change a shared record.
+        let day1 = try await shared.record(for: try await inShared(child))
+        day1["caption"] = "the first day"
+        let saved = try await shared.save(day1)
+        #expect(saved.recordID.zoneID.ownerName == (try await alice.userRecordID()).recordName)
+        #expect(try await db.record(for: child.recordID)["caption"] as? String == "the first day")
+        // Add a child under the shared hierarchy: the owner sees it, created by bob.
+        let added = Record(recordType: "Photo", recordID: Record.ID(recordName: "day2", zoneID: try await ownerZone(Self.albums)))
+        added.setParent(try await inShared(root))
+        _ = try await shared.save(added)
+        let ownerCopy = try await db.record(for: Record.ID(recordName: "day2", zoneID: Self.albums))
+        #expect(ownerCopy.creatorUserRecordID == bobID)
+        #expect(try await shared.record(for: added.recordID).recordType == "Photo")
+        // Delete a shared record that is not the root.
+        try await shared.deleteRecord(withID: try await inShared(grandchild))
+        await expectNotStored(grandchild.recordID, in: db)
+        // The owner's feed reports the participant's changes.
+        let changes = try await db.recordZoneChanges(inZoneWith: Self.albums, since: token)
+        #expect(Set(changes.modificationResultsByID.keys.map(\.recordName)) == ["day1", "day2"])
+        #expect(changes.deletions.map(\.recordID.recordName) == ["day1-beach"])
+
+        // Only the owner deletes the root, and the share record is not the participant's.
+        let root = await expectFogError(.permissionFailure) { try await shared.deleteRecord(withID: try await inShared(self.root)) }
+        #expect(root?.message.contains("only its owner") == true, "\(root?.message ?? "")")
+        #expect(try await db.record(for: self.root.recordID).share?.recordID == shareRecord.recordID)
+        await expectFogError(.unknownItem) {
+            try await shared.deleteRecord(
+                withID: Record.ID(recordName: shareRecord.recordID.recordName, zoneID: try await ownerZone(Self.albums)))
+        }
+        // Nothing outside the hierarchy: no new record without a shared parent, no change to
+        // an unshared record, no moving a shared record out.
+        let orphan = Record(recordType: "Photo", recordID: Record.ID(recordName: "orphan", zoneID: try await ownerZone(Self.albums)))
+        await expectFogError(.permissionFailure) { try await shared.save(orphan) }
+        let outside = Record(recordType: "Photo", recordID: Record.ID(recordName: "outside", zoneID: try await ownerZone(Self.albums)))
+        outside.setParent(try await inShared(unshared))
+        await expectFogError(.permissionFailure) { try await shared.save(outside) }
+        let overwrite = Record(recordType: "Album", recordID: try await inShared(unshared))
+        overwrite["title"] = "hijacked"
+        await expectFogError(.unknownItem) {
+            try await shared.modifyRecords(saving: [overwrite], deleting: [], savePolicy: .allKeys, atomically: false)
+                .saveResults[overwrite.recordID]!.get()
+        }
+        #expect(try await db.record(for: unshared.recordID)["title"] == nil, "not hijacked")
+        await expectFogError(.unknownItem) { try await shared.deleteRecord(withID: try await inShared(unshared)) }
+        let moving = try await shared.record(for: try await inShared(child))
+        moving.setParent(try await inShared(unshared))
+        await expectFogError(.unknownItem) { try await shared.save(moving) }
+        #expect(try await db.record(for: child.recordID).parent?.recordID.recordName == "holiday")
+        await expectNotStored(orphan.recordID, in: db)
+        #expect(try store.admin.checkIntegrity().isSound)
+    }
+
+    @Test func aParticipantsDeleteCannotCascadeOutsideTheShare() async throws {
+        // An unshared record that goes when day1 goes (deleteSelf).
+        let dependent = Record(recordType: "Note", recordID: Record.ID(recordName: "dependent", zoneID: Self.albums))
+        dependent["about"] = Record.Reference(recordID: child.recordID, action: .deleteSelf)
+        _ = try await db.save(dependent)
+        try await shareWithBob()
+        let error = await expectFogError(.permissionFailure) {
+            try await bob.sharedCloudDatabase.deleteRecord(withID: try await inShared(child))
+        }
+        #expect(error?.message.contains("deleteSelf") == true, "\(error?.message ?? "")")
+        _ = try await db.record(for: child.recordID)
+        _ = try await db.record(for: dependent.recordID)
+    }
+
+    @Test func aReadOnlyParticipantOnlyReads() async throws {
+        let share = Share(rootRecord: root)
+        share.addParticipant(try await alice.shareParticipant(forEmailAddress: "carol@example.com"))  // readOnly
+        _ = try await db.modifyRecords(saving: [try await db.record(for: root.recordID), share], deleting: [])
+        let saved = try #require(try await db.record(for: share.recordID) as? Share)
+        _ = try await carol.accept(try await carol.shareMetadata(for: try #require(saved.url)))
+        let shared = try carol.sharedCloudDatabase
+        let day1 = try await shared.record(for: try await inShared(child))
+        day1["caption"] = "mine"
+        let error = await expectFogError(.permissionFailure) { try await shared.save(day1) }
+        #expect(error?.message.contains("read-only") == true, "\(error?.message ?? "")")
+        await expectFogError(.permissionFailure) { try await shared.deleteRecord(withID: try await inShared(grandchild)) }
+        let added = Record(recordType: "Photo", recordID: Record.ID(recordName: "day2", zoneID: try await ownerZone(Self.albums)))
+        added.setParent(try await inShared(root))
+        await expectFogError(.permissionFailure) { try await shared.save(added) }
+        #expect(try await db.record(for: child.recordID)["caption"] == nil)
+        _ = try await db.record(for: grandchild.recordID)
+    }
+
+    @Test func feedsDoNotReachTheOwnersZoneYet() async throws {
         try await shareWithBob()
         let shared = try bob.sharedCloudDatabase
         let albums = try await ownerZone(Self.albums)
         await expectFogError(.zoneNotFound) { try await shared.recordZoneChanges(inZoneWith: albums, since: nil) }
-        let write = Record(recordType: "Photo", recordID: Record.ID(recordName: "new", zoneID: albums))
-        await expectFogError(.zoneNotFound) { try await shared.save(write) }
-        await expectNotStored(write.recordID, in: db)
     }
 }

@@ -114,6 +114,11 @@ struct AccessRequest: Sendable {
     var shareStanding: ShareStanding?
     /// In the shared database, for a query: the shares of the zone the caller accepted.
     var acceptedShares: [AcceptedShare]?
+    /// In the shared database, for a write: the permission of the accepted share that covers
+    /// the record (``shareStanding`` says whether one does).
+    var sharePermission: Share.ParticipantPermission?
+    /// In the shared database, for a delete: whether the record is the root of its share.
+    var isShareRoot = false
 
     @inline(__always)
     init(
@@ -328,6 +333,15 @@ struct AccessPolicy: Sendable {
             case .shared: throw FogError(.badDatabase, message: "zones cannot be created or deleted in the shared database")
             }
         case .delete, .cascadeDelete:
+            if scope == .shared, request.recordName != nil {
+                try decideSharedWrite(action, request)
+                if request.isShareRoot {
+                    throw FogError(
+                        .permissionFailure,
+                        message: "record \(request.recordName ?? "") is the root of a share: only its owner deletes it"
+                            + cascadeNote(request))
+                }
+            }
             if scope == .public, let creator = request.creator, creator != user {
                 throw FogError(
                     .permissionFailure,
@@ -339,6 +353,7 @@ struct AccessPolicy: Sendable {
                     .permissionFailure, message: "user record \(request.recordName ?? "") cannot be deleted" + cascadeNote(request))
             }
         case .save:
+            if scope == .shared, request.recordName != nil { try decideSharedWrite(action, request) }
             if scope == .public, let creator = request.creator, creator != user {
                 throw FogError(
                     .permissionFailure,
@@ -374,6 +389,26 @@ struct AccessPolicy: Sendable {
                     .participantMayNeedVerification,
                     message: "\(what): share \(request.recordName ?? "") does not name this user as a participant")
             }
+        }
+    }
+
+    /// A write in the shared database: the record must be one an accepted share covers (a
+    /// new record: under one), with `readWrite` permission.
+    private func decideSharedWrite(_ action: AccessAction, _ request: AccessRequest) throws(FogError) {
+        let name = request.recordName ?? ""
+        guard request.shareStanding == .participant(.accepted) else {
+            if request.creator == nil, action == .save {
+                throw FogError(
+                    .permissionFailure, message: "record \(name) is not under a record shared with this user: it cannot be created here")
+            }
+            if action == .cascadeDelete {
+                throw FogError(.permissionFailure, message: "record \(name) is not shared with this user" + cascadeNote(request))
+            }
+            throw FogError(.unknownItem, message: "record \(name) is not shared with this user")
+        }
+        guard request.sharePermission == .readWrite else {
+            throw FogError(
+                .permissionFailure, message: "record \(name) is shared with this user read-only" + cascadeNote(request))
         }
     }
 

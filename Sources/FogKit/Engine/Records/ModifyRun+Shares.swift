@@ -181,3 +181,55 @@ extension ModifyRun {
         try txn.put(bytes, forKey: bigEndianKey(row), in: writer.records.table)
     }
 }
+
+extension ModifyRun {
+    /// Fills in `request` for a write in the shared database: whether an accepted share
+    /// covers `record` as stored and, for a save, `client` as saved (a new record through its
+    /// parent), the permission (read-write only when every covering share gives it), and
+    /// whether the record is the root of its share.
+    func describeSharedAccess(of record: StoredRecord?, client: ClientRecord?, into request: inout AccessRequest) throws(FogError) {
+        guard let sharedZone else { return }
+        var covering: [AcceptedShare?] = []
+        if let record {
+            covering.append(try coveringShare(of: record.recordName, share: record.share, parent: record.parent, zone: sharedZone))
+        }
+        if let client, record == nil || client.parentChanged {
+            covering.append(
+                try coveringShare(
+                    of: client.recordID.recordName, share: record?.share, parent: client.parent?.recordID.recordName, zone: sharedZone))
+        }
+        let shares = covering.compactMap { $0 }
+        let covered = !covering.isEmpty && shares.count == covering.count
+        request.shareStanding = covered ? .participant(.accepted) : .outsider
+        request.sharePermission = covered && shares.allSatisfy { $0.permission == .readWrite } ? .readWrite : .readOnly
+        if let record, let share = record.share {
+            request.isShareRoot = sharedZone.shares.contains { $0.name == share && $0.root == record.recordName }
+        }
+    }
+
+    /// The accepted share that covers the record `name` whose `share` and `parent` are given:
+    /// a zone-wide share, or the hierarchy share whose root the `parent` chain reaches (as
+    /// this request leaves it). Share records are covered by none (participants do not write
+    /// them).
+    private func coveringShare(
+        of name: String, share: String?, parent: String?, zone: (id: Int64, owner: String, shares: [AcceptedShare])
+    ) throws(FogError) -> AcceptedShare? {
+        if zone.shares.contains(where: { $0.name == name }) { return nil }
+        if let zoneWide = zone.shares.first(where: { $0.root == nil }) { return zoneWide }
+        var (current, share, parent) = (name, share, parent)
+        var visited: Set<String> = []
+        while visited.insert(current).inserted {
+            if let share, let found = zone.shares.first(where: { $0.name == share && $0.root == current }) { return found }
+            guard let next = parent else { return nil }
+            let stored = try fogTry { try loadDecoded(zone: zone.id, name: next)?.record }
+            if let client = clientsInZone[next], stored == nil || client.parentChanged {
+                (current, share, parent) = (next, stored?.share, client.parent?.recordID.recordName)
+            } else if let stored {
+                (current, share, parent) = (next, stored.share, stored.parent)
+            } else {
+                return nil
+            }
+        }
+        return nil
+    }
+}

@@ -36,6 +36,9 @@ struct ModifyRun<Store: KeyValueStore> {
     var clientsInZone: [String: ClientRecord] = [:]
     /// The records the zone being applied returns, by name (a new share sets its root's `share`).
     var resultsInZone: [String: Record] = [:]
+    /// In the shared database: the owner's zone being applied (its id and owner) and the
+    /// shares of it the user accepted (`ModifyRun+Shares.swift`).
+    var sharedZone: (id: Int64, owner: String, shares: [AcceptedShare])?
 
     private struct Item {
         enum Kind {
@@ -108,7 +111,14 @@ struct ModifyRun<Store: KeyValueStore> {
             let requested = groups[zoneID]!
             let zone: ZoneInfo
             do {
-                zone = try writer.zones.zoneForWriting(zoneID, in: context, sequence: sequence, txn: txn)
+                if context.scope == .shared {
+                    // An owner's zone shared with the user (`ZoneDirectory+Sharing.swift`).
+                    let (info, shares) = try writer.zones.sharedZone(zoneID, of: user, in: txn.readView, names: &names.resolver)
+                    zone = info
+                    sharedZone = (info.id, zoneID.ownerName, shares)
+                } else {
+                    zone = try writer.zones.zoneForWriting(zoneID, in: context, sequence: sequence, txn: txn)
+                }
             } catch {
                 let e = FogError.wrapping(error)
                 for item in requested { record(item, item.preError ?? e) }
@@ -237,7 +247,11 @@ struct ModifyRun<Store: KeyValueStore> {
     /// Records in the change logs that a zone changed in this request: the database log
     /// entry, the client's change token data, and the pruning of old tombstones.
     private mutating func noteZoneChanged(_ zoneID: RecordZone.ID, zone: ZoneInfo) throws {
-        let address = try writer.zones.address(of: zoneID, in: context)
+        // A shared zone is its owner's: the change shows in the owner's private database feed.
+        let address =
+            context.scope == .shared
+            ? ZoneAddress(scope: Database.Scope.private.rawValue, owner: zoneID.ownerName, zoneName: zoneID.zoneName)
+            : try writer.zones.address(of: zoneID, in: context)
         try writer.changes.logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
         if let clientChangeTokenData { try writer.changes.storeClientChangeToken(clientChangeTokenData, zone: zone.id, txn: txn) }
         if deletedInZone > 0, context.tombstoneRetention.isFinite {
@@ -277,7 +291,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 if deletedNames.contains(id.recordName) { return .alreadyDeleted }
                 throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
             }
-            try writer.access.check(.delete, request(for: existing.record))
+            try writer.access.check(.delete, try request(for: existing.record))
             try checkCascade(from: existing.row, existing.record, zone: zone.id)
             return .delete(row: existing.row, record: existing.record)
         case .save(let client):
@@ -317,7 +331,7 @@ struct ModifyRun<Store: KeyValueStore> {
         case .changedKeys, .allKeys:
             break
         }
-        try writer.access.check(.save, request(for: existing?.header, recordType: client.recordType, recordName: name))
+        try writer.access.check(.save, try request(for: existing?.header, recordType: client.recordType, recordName: name, client: client))
         if let existing, existing.header.recordType != client.recordType {
             throw FogError(.invalidArguments, message: "record \(name) is a \(existing.header.recordType), not a \(client.recordType)")
         }
@@ -414,14 +428,22 @@ struct ModifyRun<Store: KeyValueStore> {
             oldTargets: oldTargets, newTargets: newTargets)
     }
 
-    /// What the access policy is asked about a stored record (or a new one, for `nil`).
+    /// What the access policy is asked about a stored record (or a new one, for `nil`); for a
+    /// save, `client` is the record as saved. In the shared database the request says whether
+    /// an accepted share covers the record (before and after a save) and with what permission.
     private func request(
-        for record: StoredRecord?, recordType: String? = nil, recordName: String? = nil, cascadeOrigin: String? = nil
-    ) -> AccessRequest {
-        AccessRequest(
+        for record: StoredRecord?, recordType: String? = nil, recordName: String? = nil, cascadeOrigin: String? = nil,
+        client: ClientRecord? = nil
+    ) throws(FogError) -> AccessRequest {
+        var request = AccessRequest(
             caller: .user(user), scope: context.scope, zoneOwner: context.scope == .public ? "" : user,
             recordType: record?.recordType ?? recordType, recordName: record?.recordName ?? recordName, creator: record?.creator,
             cascadeOrigin: cascadeOrigin)
+        if let sharedZone {
+            request.zoneOwner = sharedZone.owner
+            try describeSharedAccess(of: record, client: client, into: &request)
+        }
+        return request
     }
 
     /// Asks the access policy about every record that deleting `record` would delete
@@ -450,7 +472,7 @@ struct ModifyRun<Store: KeyValueStore> {
                     }
                 }
                 guard let stored else { continue }
-                try writer.access.check(.cascadeDelete, request(for: stored, cascadeOrigin: record.recordName))
+                try writer.access.check(.cascadeDelete, try request(for: stored, cascadeOrigin: record.recordName))
                 pending.append(stored.recordName)
             }
         }
