@@ -294,6 +294,40 @@ import Testing
         _ = try await db.record(for: grandchild.recordID)
     }
 
+    @Test func theSharedDatabaseFeedReportsTheZoneUntilItIsRevoked() async throws {
+        let shared = try bob.sharedCloudDatabase
+        #expect(try await shared.databaseChanges(since: nil).modifications.isEmpty)
+        let share = try await shareWithBob()
+        let albums = try await ownerZone(Self.albums)
+        let first = try await shared.databaseChanges(since: nil)
+        #expect(first.modifications.map(\.zoneID) == [albums])
+        #expect(first.deletions.isEmpty && !first.moreComing)
+        #expect(try await shared.databaseChanges(since: first.changeToken).modifications.isEmpty, "nothing since")
+        // The owner changes a shared record: the zone changed.
+        let day1 = try await db.record(for: child.recordID)
+        day1["caption"] = "x"
+        _ = try await db.save(day1)
+        let second = try await shared.databaseChanges(since: first.changeToken)
+        #expect(second.modifications.map(\.zoneID) == [albums])
+        // The owner's other zones never appear; another user's token is refused.
+        let note = try await db.record(for: Record.ID(recordName: "n1", zoneID: Self.notes))
+        note["text"] = "y"
+        _ = try await db.save(note)
+        #expect(try await shared.databaseChanges(since: second.changeToken).modifications.isEmpty)
+        let carols = try await carol.sharedCloudDatabase.databaseChanges(since: nil).changeToken
+        await expectFogError(.invalidArguments) { try await shared.databaseChanges(since: carols) }
+        await expectFogError(.invalidArguments) { try await db.databaseChanges(since: second.changeToken) }
+        // Removed from the share: the zone is deleted for bob (and absent from a new feed).
+        let ownerView = try #require(try await db.record(for: share.recordID) as? Share)
+        ownerView.removeParticipant(try #require(ownerView.participants.last))
+        _ = try await db.save(ownerView)
+        let revoked = try await shared.databaseChanges(since: second.changeToken)
+        #expect(revoked.modifications.isEmpty)
+        #expect(revoked.deletions.map(\.zoneID) == [albums])
+        #expect(try await shared.databaseChanges(since: nil).modifications.isEmpty)
+        #expect(try await shared.databaseChanges(since: revoked.changeToken).deletions.isEmpty)
+    }
+
     @Test func feedsDoNotReachTheOwnersZoneYet() async throws {
         try await shareWithBob()
         let shared = try bob.sharedCloudDatabase

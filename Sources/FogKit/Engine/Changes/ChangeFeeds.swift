@@ -151,8 +151,9 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
         }
         let limit = limit > 0 ? limit : EngineDefaults.changePageSize
         let scope = context.scope.rawValue
-        let owner = context.scope == .private ? context.user! : ""
-        return try read { txn, _ in
+        // A user's private and shared databases each have their own feed (and tokens).
+        let owner = context.scope == .public ? "" : context.user!
+        return try read { txn, names in
             let current = try currentSequence(in: txn)
             func token(_ sequence: Int64, _ zone: Int64) -> ServerChangeToken {
                 ChangeTokenContent.database(incarnation: incarnation, scope: scope, owner: owner, sequence: sequence, zone: zone).token
@@ -179,8 +180,10 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 }
             }
             var page = DatabaseChangePage(token: token(current, .max), moreComing: false)
-            // The shared database holds no zones yet: its feed is empty.
-            guard context.scope != .shared else { return page }
+            if context.scope == .shared {
+                try sharedDatabaseChanges(of: owner, after: start?.sequence, into: &page, txn: txn, names: &names)
+                return page
+            }
             let prefix = Layout.databaseLogPrefix(scope: scope, owner: owner)
             var range = ScanRange.prefix(prefix)
             if let start {
@@ -210,6 +213,33 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
             }
             if page.moreComing, let last { page.token = token(last.0, last.1) }
             return page
+        }
+    }
+
+    /// The shared database's feed of `user`, in one page: each owner's zone the user accepted a
+    /// share of whose last zone event (the owner's database log) comes after `after`, as
+    /// changed while it is still shared with the user, and as deleted once it is not (the
+    /// participant was removed, the share or the zone deleted; never from a `nil` token).
+    private func sharedDatabaseChanges(
+        of user: String, after: Int64?, into page: inout DatabaseChangePage, txn: Store.ReadTransaction, names: inout NameResolver<Store>
+    ) throws {
+        for (owner, zoneName) in try zones.hintedZones(of: user, in: txn) {
+            let last = Layout.databaseLastKey(scope: Database.Scope.private.rawValue, owner: owner, zoneName: zoneName)
+            guard
+                let sequence = try txn.withValue(
+                    forKey: last, in: changes.databaseChangeTable,
+                    { value in
+                        var reader = KeyReader(value)
+                        return try reader.readInt64()
+                    })
+            else { continue }
+            if let after, sequence <= after { continue }
+            let zoneID = RecordZone.ID(zoneName: zoneName, ownerName: owner)
+            if try zones.acceptedShares(of: user, owner: owner, zoneName: zoneName, in: txn, names: &names) != nil {
+                page.changed.append(zoneID)
+            } else if after != nil {
+                page.deleted.append((zoneID, .deleted))
+            }
         }
     }
 

@@ -53,9 +53,8 @@ extension ZoneDirectory {
         return accepted.isEmpty ? nil : (info, accepted)
     }
 
-    /// The zones shared with `user`, by owner and zone name, with their stored info.
-    func sharedZones(of user: String, in txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> [(RecordZone.ID, ZoneInfo)]
-    {
+    /// Every owner's zone `user` ever accepted a share of (by the hints), shared or not now.
+    func hintedZones(of user: String, in txn: Store.ReadTransaction) throws -> [(owner: String, zone: String)] {
         let usersTable = core.store.table(named: Layout.users)
         var candidates: [(owner: String, zone: String)] = []
         try txn.scan(usersTable, range: .prefix(Layout.sharedZonePrefix(participant: user))) { key, _ in
@@ -67,8 +66,14 @@ extension ZoneDirectory {
             if candidates.last.map({ $0 != (owner, zone) }) ?? true { candidates.append((owner, zone)) }
             return true
         }
+        return candidates
+    }
+
+    /// The zones shared with `user`, by owner and zone name, with their stored info.
+    func sharedZones(of user: String, in txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> [(RecordZone.ID, ZoneInfo)]
+    {
         var result: [(RecordZone.ID, ZoneInfo)] = []
-        for (owner, zone) in candidates {
+        for (owner, zone) in try hintedZones(of: user, in: txn) {
             if let (info, _) = try acceptedShares(of: user, owner: owner, zoneName: zone, in: txn, names: &names) {
                 result.append((RecordZone.ID(zoneName: zone, ownerName: owner), info))
             }
