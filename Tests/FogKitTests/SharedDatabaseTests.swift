@@ -252,6 +252,11 @@ import Testing
                 .saveResults[overwrite.recordID]!.get()
         }
         #expect(try await db.record(for: unshared.recordID)["title"] == nil, "not hijacked")
+        // Saving a new record under an unshared record's name is refused without handing out
+        // the stored record (as a conflict's serverRecord would).
+        let clash = Record(recordType: "Album", recordID: try await inShared(unshared))
+        let refused = await expectFogError(.unknownItem) { try await shared.save(clash) }
+        #expect(refused?.serverRecord == nil)
         await expectFogError(.unknownItem) { try await shared.deleteRecord(withID: try await inShared(unshared)) }
         let moving = try await shared.record(for: try await inShared(child))
         moving.setParent(try await inShared(unshared))
@@ -271,6 +276,7 @@ import Testing
             try await bob.sharedCloudDatabase.deleteRecord(withID: try await inShared(child))
         }
         #expect(error?.message.contains("deleteSelf") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("dependent") == false, "the unshared record is not named: \(error?.message ?? "")")
         _ = try await db.record(for: child.recordID)
         _ = try await db.record(for: dependent.recordID)
     }

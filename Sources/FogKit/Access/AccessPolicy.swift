@@ -402,7 +402,12 @@ struct AccessPolicy: Sendable {
                     .permissionFailure, message: "record \(name) is not under a record shared with this user: it cannot be created here")
             }
             if action == .cascadeDelete {
-                throw FogError(.permissionFailure, message: "record \(name) is not shared with this user" + cascadeNote(request))
+                // Not naming the record: the user may not know it.
+                throw FogError(
+                    .permissionFailure,
+                    message:
+                        "deleting \(request.cascadeOrigin ?? "") would delete a record not shared with this user through a deleteSelf reference"
+                )
             }
             throw FogError(.unknownItem, message: "record \(name) is not shared with this user")
         }

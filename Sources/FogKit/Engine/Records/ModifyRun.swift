@@ -304,6 +304,12 @@ struct ModifyRun<Store: KeyValueStore> {
     ) throws(FogError) -> SavePlan {
         let name = client.recordID.recordName
         let existing = try fogTry { try load(zone: zone.id, name: name) }
+        if sharedZone != nil {
+            // In the shared database the policy speaks first: a conflict error would hand out
+            // a record the user may not see (its `serverRecord`).
+            try writer.access.check(
+                .save, try request(for: existing?.header, recordType: client.recordType, recordName: name, client: client))
+        }
         if existing == nil && name.hasPrefix("_") {
             throw FogError(
                 .invalidArguments, message: "record name '\(name)' starts with '_', which is reserved for records the system creates")
