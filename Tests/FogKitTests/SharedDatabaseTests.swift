@@ -92,9 +92,16 @@ import Testing
         // The owner's other records stay invisible, as if they did not exist.
         let hidden = await expectFogError(.unknownItem) { try await shared.record(for: try await inShared(unshared)) }
         #expect(hidden?.message.contains("not shared") == true, "\(hidden?.message ?? "")")
-        await expectFogError(.unknownItem) {
+        // A missing record and an unshared one answer in the same words: no oracle.
+        let absent = await expectFogError(.unknownItem) {
             try await shared.record(for: Record.ID(recordName: "missing", zoneID: try await ownerZone(Self.albums)))
         }
+        #expect(absent?.message == hidden?.message.replacingOccurrences(of: "private", with: "missing"))
+        let deleteHidden = await expectFogError(.unknownItem) { try await shared.deleteRecord(withID: try await inShared(unshared)) }
+        let deleteAbsent = await expectFogError(.unknownItem) {
+            try await shared.deleteRecord(withID: Record.ID(recordName: "missing", zoneID: try await ownerZone(Self.albums)))
+        }
+        #expect(deleteAbsent?.message == deleteHidden?.message.replacingOccurrences(of: "private", with: "missing"))
         await expectFogError(.zoneNotFound) {
             try await shared.record(for: Record.ID(recordName: "n1", zoneID: try await ownerZone(Self.notes)))
         }

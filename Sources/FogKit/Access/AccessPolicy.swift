@@ -362,7 +362,7 @@ struct AccessPolicy: Sendable {
         case .fetch:
             // A record of an owner's zone in the shared database: only the shared ones.
             if scope == .shared, let recordName = request.recordName, request.shareStanding != .participant(.accepted) {
-                throw FogError(.unknownItem, message: "record \(recordName) is not shared with this user")
+                throw FogError(.unknownItem, message: Self.notShared(recordName))
             }
         case .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
             .administer:
@@ -409,12 +409,18 @@ struct AccessPolicy: Sendable {
                         "deleting \(request.cascadeOrigin ?? "") would delete a record not shared with this user through a deleteSelf reference"
                 )
             }
-            throw FogError(.unknownItem, message: "record \(name) is not shared with this user")
+            throw FogError(.unknownItem, message: Self.notShared(name))
         }
         guard request.sharePermission == .readWrite else {
             throw FogError(
                 .permissionFailure, message: "record \(name) is shared with this user read-only" + cascadeNote(request))
         }
+    }
+
+    /// The message for a record of a shared zone that does not exist or that no accepted
+    /// share covers: the same words for both, so that a user cannot tell which.
+    static func notShared(_ recordName: String) -> String {
+        "record \(recordName) does not exist or is not shared with this user"
     }
 
     private func cascadeNote(_ request: AccessRequest) -> String {

@@ -289,7 +289,10 @@ struct ModifyRun<Store: KeyValueStore> {
         case .delete(let id):
             guard let existing = try fogTry({ try loadDecoded(zone: zone.id, name: id.recordName) }) else {
                 if deletedNames.contains(id.recordName) { return .alreadyDeleted }
-                throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+                throw FogError(
+                    .unknownItem,
+                    message: sharedZone == nil
+                        ? "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)" : AccessPolicy.notShared(id.recordName))
             }
             try writer.access.check(.delete, try request(for: existing.record))
             try checkCascade(from: existing.row, existing.record, zone: zone.id)
@@ -332,7 +335,8 @@ struct ModifyRun<Store: KeyValueStore> {
                     ancestorRecord: client.ancestor())
             }
             if existing == nil, client.changeTag != nil {
-                throw FogError(.unknownItem, message: "record to update not found: \(name)")
+                throw FogError(
+                    .unknownItem, message: sharedZone == nil ? "record to update not found: \(name)" : AccessPolicy.notShared(name))
             }
         case .changedKeys, .allKeys:
             break

@@ -39,7 +39,7 @@ extension RecordReader {
                 else {
                     deliver(
                         id,
-                        .failure(FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")))
+                        .failure(FogError(.unknownItem, message: AccessPolicy.notShared(id.recordName))))
                     continue
                 }
                 let covering = try coveringShare(of: stored, among: shares, zone: info.id, in: txn, names: &names)
