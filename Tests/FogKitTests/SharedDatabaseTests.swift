@@ -341,10 +341,62 @@ import Testing
         #expect(try await shared.databaseChanges(since: revoked.changeToken).deletions.isEmpty)
     }
 
-    @Test func feedsDoNotReachTheOwnersZoneYet() async throws {
-        try await shareWithBob()
+    @Test func theZoneFeedSeesExactlyTheSharedRecords() async throws {
+        let share = try await shareWithBob()
         let shared = try bob.sharedCloudDatabase
         let albums = try await ownerZone(Self.albums)
-        await expectFogError(.zoneNotFound) { try await shared.recordZoneChanges(inZoneWith: albums, since: nil) }
+        let first = try await shared.recordZoneChanges(inZoneWith: albums, since: nil)
+        let names = Set(first.modificationResultsByID.keys.map(\.recordName))
+        #expect(names == ["holiday", "day1", "day1-beach", share.recordID.recordName], "not the unshared record")
+        #expect(first.modificationResultsByID.keys.allSatisfy { $0.zoneID == albums })
+        let sharedShare = try #require(
+            try first.modificationResultsByID[Record.ID(recordName: share.recordID.recordName, zoneID: albums)]?.get().record as? Share)
+        #expect(sharedShare.currentUserParticipant?.userIdentity.userRecordID == (try await bob.userRecordID()))
+
+        // The owner changes a shared and an unshared record, then deletes one of each.
+        let day1 = try await db.record(for: child.recordID)
+        day1["caption"] = "x"
+        let hidden = try await db.record(for: unshared.recordID)
+        hidden["title"] = "still private"
+        _ = try await db.modifyRecords(saving: [day1, hidden], deleting: [])
+        let second = try await shared.recordZoneChanges(inZoneWith: albums, since: first.changeToken)
+        #expect(Set(second.modificationResultsByID.keys.map(\.recordName)) == ["day1"])
+        _ = try await db.modifyRecords(saving: [], deleting: [grandchild.recordID, unshared.recordID])
+        let third = try await shared.recordZoneChanges(inZoneWith: albums, since: second.changeToken)
+        #expect(third.modificationResultsByID.isEmpty)
+        #expect(third.deletions.map(\.recordID.recordName) == ["day1-beach"], "the unshared deletion is not named")
+        // The owner's own feed has both.
+        let owners = try await db.recordZoneChanges(inZoneWith: Self.albums, since: nil)
+        #expect(Set(owners.deletions.map(\.recordID.recordName)) == ["day1-beach", "private"])
+        // A record deleted with its parent in one request is reported through the parent.
+        let a = Record(recordType: "Photo", recordID: Record.ID(recordName: "a", zoneID: Self.albums))
+        a.setParent(root)
+        let b = Record(recordType: "Photo", recordID: Record.ID(recordName: "b", zoneID: Self.albums))
+        b.setParent(a)
+        _ = try await db.modifyRecords(saving: [a, b], deleting: [])
+        let fourth = try await shared.recordZoneChanges(inZoneWith: albums, since: third.changeToken)
+        _ = try await db.modifyRecords(saving: [], deleting: [a.recordID, b.recordID])
+        let fifth = try await shared.recordZoneChanges(inZoneWith: albums, since: fourth.changeToken)
+        #expect(Set(fifth.deletions.map(\.recordID.recordName)) == ["a", "b"])
+        #expect(try store.admin.checkIntegrity().isSound)
+
+        // Revoked: the feed finds no zone.
+        let ownerView = try #require(try await db.record(for: share.recordID) as? Share)
+        ownerView.removeParticipant(try #require(ownerView.participants.last))
+        _ = try await db.save(ownerView)
+        await expectFogError(.zoneNotFound) { try await shared.recordZoneChanges(inZoneWith: albums, since: fifth.changeToken) }
+    }
+
+    @Test func aZoneWideShareFeedsEveryRecordAndDeletion() async throws {
+        let share = Share(recordZoneID: Self.notes)
+        share.addParticipant(try await alice.shareParticipant(forEmailAddress: "bob@example.com"))
+        let saved = try #require(try await db.save(share) as? Share)
+        _ = try await bob.accept(try await bob.shareMetadata(for: try #require(saved.url)))
+        let notes = try await ownerZone(Self.notes)
+        let first = try await bob.sharedCloudDatabase.recordZoneChanges(inZoneWith: notes, since: nil)
+        #expect(Set(first.modificationResultsByID.keys.map(\.recordName)) == ["n1", Share.zoneWideShareRecordName])
+        try await db.deleteRecord(withID: Record.ID(recordName: "n1", zoneID: Self.notes))
+        let second = try await bob.sharedCloudDatabase.recordZoneChanges(inZoneWith: notes, since: first.changeToken)
+        #expect(second.deletions.map(\.recordID.recordName) == ["n1"])
     }
 }

@@ -81,6 +81,13 @@ extension Share {
         }
     }
 
+    /// Makes the participant that is `user` (a user record name) the current user's, or none.
+    func makeCurrentUser(_ user: String) {
+        shareState.withLock { state in
+            state.currentUser = ([state.owner] + state.participants).first { $0.participantID == user }
+        }
+    }
+
     /// The URL of a share: `fogkit:share/<owner>/<zone>/<record>`, each part percent-encoded.
     static func url(owner: String, zoneName: String, recordName: String) -> URL {
         var allowed = CharacterSet.alphanumerics

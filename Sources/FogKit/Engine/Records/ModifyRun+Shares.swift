@@ -233,3 +233,44 @@ extension ModifyRun {
         return nil
     }
 }
+
+extension ModifyRun {
+    /// Marks the tombstone of `record` (just deleted at `sequence`, `row`) with the share that
+    /// covered it, if any: the zone's zone-wide share, or the hierarchy share whose root its
+    /// `parent` chain reaches (through the records this request deleted before it, by what
+    /// they were covered by). See `Layout.sharedDeletionKey`.
+    mutating func markSharedDeletion(of record: StoredRecord, zone: Int64, sequence: Int64, row: Int64) throws {
+        var covering: String?
+        let zoneWide: Bool
+        if let known = zoneWideShares[zone] {
+            zoneWide = known
+        } else {
+            zoneWide = try writer.records.rowID(zone: zone, name: Share.zoneWideShareRecordName, in: txn.readView) != nil
+            zoneWideShares[zone] = zoneWide
+        }
+        if zoneWide || record.recordName == Share.zoneWideShareRecordName {
+            covering = Share.zoneWideShareRecordName
+        } else {
+            var node: (name: String, share: String?, parent: String?)? = (record.recordName, record.share, record.parent)
+            var visited: Set<String> = []
+            while let current = node, visited.insert(current.name).inserted {
+                if let share = current.share {
+                    covering = share
+                    break
+                }
+                guard let parent = current.parent else { break }
+                if let known = deletedCoverage["\(zone) \(parent)"] {
+                    covering = known
+                    break
+                }
+                node = try loadDecoded(zone: zone, name: parent).map { (parent, $0.record.share, $0.record.parent) }
+            }
+        }
+        deletedCoverage["\(zone) \(record.recordName)"] = .some(covering)
+        if let covering {
+            try txn.put(
+                Array(covering.utf8), forKey: Layout.sharedDeletionKey(zone: zone, sequence: sequence, row: row),
+                in: writer.changes.changeTable)
+        }
+    }
+}

@@ -39,6 +39,11 @@ struct ModifyRun<Store: KeyValueStore> {
     /// In the shared database: the owner's zone being applied (its id and owner) and the
     /// shares of it the user accepted (`ModifyRun+Shares.swift`).
     var sharedZone: (id: Int64, owner: String, shares: [AcceptedShare])?
+    /// The share that covered each record this request deleted, by zone id and name (`nil`:
+    /// none), and whether each
+    /// zone holds a zone-wide share, for the shared-deletion marks (`ModifyRun+Shares.swift`).
+    var deletedCoverage: [String: String?] = [:]
+    var zoneWideShares: [Int64: Bool] = [:]
 
     private struct Item {
         enum Kind {
@@ -632,6 +637,9 @@ struct ModifyRun<Store: KeyValueStore> {
                 zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
                 now: now, txn: txn)
             deletedInZone += 1
+            if context.scope != .public {
+                try markSharedDeletion(of: record, zone: zone, sequence: sequence, row: row)
+            }
             try unlinkShare(of: record, zone: zone, pending: &pending)
             for target in deleteSelfTargets(record.values) {
                 try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)

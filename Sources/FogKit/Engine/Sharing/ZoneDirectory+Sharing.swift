@@ -123,3 +123,19 @@ extension Layout {
         return w.bytes
     }
 }
+
+extension Layout {
+    /// `changes`: the part of a zone's keys that marks tombstones of shared records.
+    static let sharedDeletionPart: Int64 = 5
+
+    /// `changes`: (zone, 5, sequence, row) → the name of the share that covered the record
+    /// deleted at that log position (a zone-wide share, or the hierarchy share its `parent`
+    /// chain reached), so that a participant's zone change feed reports the deletion without
+    /// naming deleted records that were not shared with them. Removed with the tombstone.
+    static func sharedDeletionKey(zone: Int64, sequence: Int64, row: Int64) -> [UInt8] {
+        changeKey(zone: zone, part: sharedDeletionPart) {
+            $0.append(sequence)
+            $0.append(row)
+        }
+    }
+}
