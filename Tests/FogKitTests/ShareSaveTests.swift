@@ -102,6 +102,13 @@ import Testing
         // A record inside the shared hierarchy.
         let inside = try await save([try await db.record(for: child.recordID), Share(rootRecord: child)], atomically: false)
         #expect(inside.values.contains { fogCode($0.failureError) == .alreadyShared })
+        // A record above the shared hierarchy: its share would hold the shared root too.
+        let album = Self.album("albums")
+        let rootAgain = try await db.record(for: root.recordID)
+        rootAgain.setParent(album)
+        let above = try await save([album, rootAgain, Share(rootRecord: album)], atomically: false)
+        #expect(above.values.contains { fogCode($0.failureError) == .alreadyShared })
+        #expect(try await db.record(for: album.recordID).share == nil)
         // The zone as a whole.
         let zoneWide = Share(recordZoneID: Self.zone)
         let whole = try await save([zoneWide], atomically: false)

@@ -55,6 +55,7 @@ extension ModifyRun {
                     )
                 }
                 try checkNotShared(root: root, by: name, zone: zone.id)
+                try checkNoSharedDescendant(of: root, zone: zone.id)
             } else {
                 guard zone.capabilities.contains(.zoneWideSharing) else {
                     throw FogError(
@@ -117,6 +118,41 @@ extension ModifyRun {
                 current = client.parent?.recordID.recordName
             } else {
                 current = stored?.parent
+            }
+        }
+    }
+
+    /// Throws ``FogError/Code/alreadyShared`` when a record below `root` (its `parent` chain, as
+    /// this request leaves it, reaches `root`) is the root of another share. Reads every record
+    /// header of the zone once: creating a share is rare, and no index leads from a record to
+    /// its children.
+    private mutating func checkNoSharedDescendant(of root: String, zone: Int64) throws(FogError) {
+        var sharedRoots: [(name: String, share: String)] = []
+        var resolver = names.resolver
+        try fogTry {
+            try txn.scan(writer.records.names, range: .prefix(Layout.namePrefix(zone: zone))) { _, value in
+                let row = try readBigEndianKey(value)
+                let stored = try txn.withValue(forKey: bigEndianKey(row), in: writer.records.table) {
+                    try RecordCodec.decode($0, names: &resolver, desiredKeys: [])
+                }
+                if let stored, let share = stored.share, stored.recordName != root { sharedRoots.append((stored.recordName, share)) }
+                return true
+            }
+        }
+        for (name, share) in sharedRoots {
+            var current: String? = name
+            var visited: Set<String> = []
+            while let node = current, visited.insert(node).inserted {
+                if node == root {
+                    throw FogError(
+                        .alreadyShared, message: "record \(root) cannot be shared: record \(name) below it is shared by share \(share)")
+                }
+                if let client = clientsInZone[node] {
+                    let stored = try fogTry { try loadDecoded(zone: zone, name: node)?.record }
+                    current = stored == nil || client.parentChanged ? client.parent?.recordID.recordName : stored?.parent
+                } else {
+                    current = try fogTry { try loadDecoded(zone: zone, name: node)?.record.parent }
+                }
             }
         }
     }
