@@ -241,10 +241,14 @@ import Testing
         let root = await expectFogError(.permissionFailure) { try await shared.deleteRecord(withID: try await inShared(self.root)) }
         #expect(root?.message.contains("only its owner") == true, "\(root?.message ?? "")")
         #expect(try await db.record(for: self.root.recordID).share?.recordID == shareRecord.recordID)
-        await expectFogError(.unknownItem) {
-            try await shared.deleteRecord(
-                withID: Record.ID(recordName: shareRecord.recordID.recordName, zoneID: try await ownerZone(Self.albums)))
-        }
+        // (Deleting the share would leave it: `aParticipantDeletingTheShareLeavesIt`.) Saving it
+        // is the owner's.
+        let seen = try #require(
+            try await shared.record(for: Record.ID(recordName: shareRecord.recordID.recordName, zoneID: try await ownerZone(Self.albums)))
+                as? Share)
+        seen.publicPermission = .readWrite
+        await expectFogError(.unknownItem) { try await shared.save(seen) }
+        #expect((try await db.record(for: shareRecord.recordID) as? Share)?.publicPermission == Share.ParticipantPermission.none)
         // Nothing outside the hierarchy: no new record without a shared parent, no change to
         // an unshared record, no moving a shared record out.
         let orphan = Record(recordType: "Photo", recordID: Record.ID(recordName: "orphan", zoneID: try await ownerZone(Self.albums)))
@@ -398,5 +402,24 @@ import Testing
         try await db.deleteRecord(withID: Record.ID(recordName: "n1", zoneID: Self.notes))
         let second = try await bob.sharedCloudDatabase.recordZoneChanges(inZoneWith: notes, since: first.changeToken)
         #expect(second.deletions.map(\.recordID.recordName) == ["n1"])
+    }
+
+    @Test func aParticipantDeletingTheShareLeavesIt() async throws {
+        let share = try await shareWithBob()
+        let shared = try bob.sharedCloudDatabase
+        let token = try await shared.databaseChanges(since: nil).changeToken
+        let inSharedDatabase = Record.ID(recordName: share.recordID.recordName, zoneID: try await ownerZone(Self.albums))
+        try await shared.deleteRecord(withID: inSharedDatabase)
+        // The share stays, without bob; bob's shared database no longer has the zone.
+        let ownerView = try #require(try await db.record(for: share.recordID) as? Share)
+        #expect(ownerView.participants.count == 1)
+        #expect(try await shared.allRecordZones().isEmpty)
+        await expectFogError(.zoneNotFound) { try await shared.record(for: try await inShared(root)) }
+        #expect(try await shared.databaseChanges(since: token).deletions.map(\.zoneID) == [try await ownerZone(Self.albums)])
+        #expect(try await db.record(for: root.recordID).share?.recordID == share.recordID)
+        // Leaving again, or someone else's share, finds no zone.
+        await expectFogError(.zoneNotFound) { try await shared.deleteRecord(withID: inSharedDatabase) }
+        await expectFogError(.zoneNotFound) { try await carol.sharedCloudDatabase.deleteRecord(withID: inSharedDatabase) }
+        #expect(try store.admin.checkIntegrity().isSound)
     }
 }

@@ -54,6 +54,8 @@ enum AccessAction: Sendable, Hashable {
     case shareMetadata
     /// Accept a share (`accept(_:)`); the request says the caller's ``ShareStanding`` in it.
     case acceptShare
+    /// Leave a share: a participant's delete of the share record in the shared database.
+    case leaveShare
     /// One of the container-level administrative calls.
     case administer(AdministrativeCall)
 
@@ -284,7 +286,7 @@ struct AccessPolicy: Sendable {
             }
             return
         }
-        if action == .shareMetadata || action == .acceptShare {
+        if action == .shareMetadata || action == .acceptShare || action == .leaveShare {
             try decideShare(action, request)
             return
         }
@@ -365,7 +367,7 @@ struct AccessPolicy: Sendable {
                 throw FogError(.unknownItem, message: Self.notShared(recordName))
             }
         case .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
-            .administer:
+            .leaveShare, .administer:
             return
         }
     }
@@ -374,7 +376,12 @@ struct AccessPolicy: Sendable {
     /// removed, and for anyone when the share has a public permission; anyone else gets
     /// `participantMayNeedVerification`, as CloudKit answers someone a private share does not name.
     private func decideShare(_ action: AccessAction, _ request: AccessRequest) throws(FogError) {
-        let what = action == .acceptShare ? "accepting a share" : "reading a share's metadata"
+        let what =
+            switch action {
+            case .acceptShare: "accepting a share"
+            case .leaveShare: "leaving a share"
+            default: "reading a share's metadata"
+            }
         switch request.caller {
         case .anonymous:
             throw FogError(.notAuthenticated, message: "\(what) needs a user; the container was opened on behalf of nobody")
@@ -385,6 +392,7 @@ struct AccessPolicy: Sendable {
             case .owner?, .publicAccess?, .participant(.pending)?, .participant(.accepted)?:
                 return
             default:
+                if action == .leaveShare { throw FogError(.unknownItem, message: Self.notShared(request.recordName ?? "")) }
                 throw FogError(
                     .participantMayNeedVerification,
                     message: "\(what): share \(request.recordName ?? "") does not name this user as a participant")

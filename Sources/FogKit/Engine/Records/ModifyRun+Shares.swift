@@ -310,3 +310,20 @@ extension ModifyRun {
         }
     }
 }
+
+extension ModifyRun {
+    /// The user leaves the share `share` (stored at `row`): they are no longer among its
+    /// participants, so its records leave their shared database at once. The share record
+    /// changes in the owner's zone (a new change tag, in the owner's feeds).
+    mutating func leaveShare(row: Int64, _ share: StoredRecord, zone: ZoneInfo) throws {
+        guard case .bytes(let data)? = share.values[Share.participantsKey] else { return }
+        let remaining = try Share.decodeParticipants(Array(data)).filter { $0.participantID != user }
+        var changed = share
+        changed.values[Share.participantsKey] = .bytes(Data(Share.encodeParticipants(remaining)))
+        changed.changeSequence = sequence
+        try txn.put(RecordCodec.encode(changed, names: &names), forKey: bigEndianKey(row), in: writer.records.table)
+        try writer.indexes.updateIndexEntries(old: share, new: changed, row: row, zone: zone.id, txn: txn, names: &names.resolver)
+        try writer.changes.logSave(
+            zone: zone.id, row: row, name: share.recordName, previousSequence: share.changeSequence, sequence: sequence, txn: txn)
+    }
+}

@@ -83,6 +83,8 @@ struct ModifyRun<Store: KeyValueStore> {
         case delete(row: Int64, record: StoredRecord)
         /// A delete of a record that an earlier delete of the request deleted by cascade.
         case alreadyDeleted
+        /// A participant's delete of a share in the shared database: they leave it.
+        case leave(row: Int64, share: StoredRecord)
     }
 
     mutating func execute(
@@ -298,6 +300,15 @@ struct ModifyRun<Store: KeyValueStore> {
                     .unknownItem,
                     message: sharedZone == nil
                         ? "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)" : AccessPolicy.notShared(id.recordName))
+            }
+            if let sharedZone, existing.record.recordType == Record.SystemType.share {
+                // A participant "deleting" a share leaves it (`ModifyRun+Shares.swift`).
+                try writer.access.check(
+                    .leaveShare,
+                    AccessRequest(
+                        caller: .user(user), recordName: id.recordName,
+                        shareStanding: sharedZone.shares.contains { $0.name == id.recordName } ? .participant(.accepted) : .outsider))
+                return .leave(row: existing.row, share: existing.record)
             }
             try writer.access.check(.delete, try request(for: existing.record))
             try checkCascade(from: existing.row, existing.record, zone: zone.id)
@@ -549,6 +560,9 @@ struct ModifyRun<Store: KeyValueStore> {
             try deleteRow(row, record, zone: zone.id)
             return nil
         case .alreadyDeleted:
+            return nil
+        case .leave(let row, let share):
+            try leaveShare(row: row, share, zone: zone)
             return nil
         case .save(let p):
             for (key, type) in p.newFieldTypes {
