@@ -149,4 +149,19 @@ import Testing
             try await bob.shareMetadata(for: Share.url(owner: aliceID.recordName, zoneName: "Nope", recordName: "x"))
         }
     }
+
+    @Test func manyURLsAndManyAcceptancesAnswerEachOnItsOwn() async throws {
+        let saved = try await share()
+        let url = try #require(saved.url)
+        let bad = URL(string: "fogkit:share/x/y/z")!
+        let metadatas = try await bob.shareMetadatas(for: [url, bad])
+        let good = try #require(try metadatas[url]?.get())
+        #expect(fogCode(metadatas[bad]?.failureError) == .unknownItem)
+        let results = try await bob.accept([good])
+        #expect(try results[good]?.get().currentUserParticipant?.acceptanceStatus == .accepted)
+        let carols = try await carol.accept([good])
+        #expect(fogCode(carols[good]?.failureError) == .participantMayNeedVerification)
+        let nobody = try store.container(user: nil)
+        await expectFogError(.notAuthenticated) { try await nobody.shareMetadatas(for: [url]) }
+    }
 }

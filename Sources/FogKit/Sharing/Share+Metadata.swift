@@ -5,8 +5,9 @@ extension Share {
     /// user's place in it (CloudKit's `CKShare.Metadata`). Get it with
     /// ``Container/shareMetadata(for:)`` and accept the share with ``Container/accept(_:)``.
     ///
-    /// A value, where `CKShare.Metadata` is a class.
-    public struct Metadata: Sendable, CustomStringConvertible {
+    /// A value, where `CKShare.Metadata` is a class. Two metadata are equal when they describe
+    /// the same share (record ID) of the same container, whatever the caller's status in it.
+    public struct Metadata: Sendable, Hashable, CustomStringConvertible {
         /// The share, as the user sees it: its ``Share/currentUserParticipant`` is the user's
         /// participant (`nil` for someone who may join a public share but has not). Its zone ID
         /// names the owner (their user record name), as zones of the shared database do.
@@ -29,6 +30,15 @@ extension Share {
         /// Whether the user accepted: ``Share/ParticipantAcceptanceStatus/unknown`` for someone
         /// who may join a public share and has not.
         public let participantStatus: ParticipantAcceptanceStatus
+
+        /// Whether both describe the same share of the same container.
+        public static func == (a: Metadata, b: Metadata) -> Bool {
+            a.share.recordID == b.share.recordID && a.share.recordID.zoneID == b.share.recordID.zoneID
+                && a.containerIdentifier == b.containerIdentifier
+        }
+
+        /// Hashes the share's record ID.
+        public func hash(into hasher: inout Hasher) { hasher.combine(share.recordID) }
 
         /// The share's record name, the user's role and status.
         public var description: String {
@@ -75,6 +85,32 @@ extension Container {
         try engine.access.check(
             .shareMetadata, AccessRequest(caller: .user(user), recordName: location.recordName, shareStanding: standing))
         return Share.Metadata(share: share, containerIdentifier: containerIdentifier ?? "")
+    }
+
+    /// The metadata of the share at each URL, each with its own result (see
+    /// ``shareMetadata(for:)`` for the errors).
+    ///
+    /// - Throws: ``FogError/Code/notAuthenticated`` for a container opened on behalf of nobody.
+    public func shareMetadatas(for urls: [URL]) async throws -> [URL: Result<Share.Metadata, any Error>] {
+        _ = try shareUser(.shareMetadata)
+        var results: [URL: Result<Share.Metadata, any Error>] = [:]
+        for url in urls {
+            do { results[url] = .success(try await shareMetadata(for: url)) } catch { results[url] = .failure(error) }
+        }
+        return results
+    }
+
+    /// Accepts each share, each with its own result (the errors are those of accepting one
+    /// share, `accept(_:)` with one metadata).
+    ///
+    /// - Throws: ``FogError/Code/notAuthenticated`` for a container opened on behalf of nobody.
+    public func accept(_ metadatas: [Share.Metadata]) async throws -> [Share.Metadata: Result<Share, any Error>] {
+        _ = try shareUser(.acceptShare)
+        var results: [Share.Metadata: Result<Share, any Error>] = [:]
+        for metadata in metadatas {
+            do { results[metadata] = .success(try await accept(metadata)) } catch { results[metadata] = .failure(error) }
+        }
+        return results
     }
 
     /// Accepts the share `metadata` describes, as the container's user: an invited participant
