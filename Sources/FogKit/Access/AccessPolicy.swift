@@ -180,9 +180,10 @@ struct SharedCoverage: Sendable {
     ) rethrows -> Bool {
         if zoneWide || shareNames.contains(name) { return true }
         var path: [String] = []
+        var visited: Set<String> = []
         var result = false
         var (current, share, parent) = (name, share, parent)
-        while !path.contains(current) {
+        while visited.insert(current).inserted {
             if let known = memo[current] {
                 result = known
                 break
@@ -233,13 +234,16 @@ enum CandidateCheck: Sendable {
 ///
 /// The rules (CloudKit's; see `Docs/Access.md` for the table):
 /// - Nobody (anonymous) reads the public database; everything else needs a user.
-/// - A user reads and writes their private database; the shared database holds no zones yet.
+/// - A user reads and writes their private database; the shared database holds the owners'
+///   zones the user accepted a share of.
 /// - Any user creates records in the public database; only a record's creator
 ///   modifies or deletes it, directly or through a `deleteSelf` cascade.
 /// - User records (type `Users`) are never deleted.
 /// - Users look other users up in the user directory; nobody (anonymous) cannot.
 /// - A share's metadata and its acceptance are for its owner, its invited participants, and
 ///   anyone when it has a public permission.
+/// - In the shared database a user reads the records an accepted share covers, and writes
+///   them with `readWrite` permission (never a share's root: only its owner deletes that).
 /// - Zones are created and deleted only in the private database.
 /// - Only the administrator runs container-level calls; the administrator is not a
 ///   database user.
@@ -268,8 +272,10 @@ struct AccessPolicy: Sendable {
     }
 
     /// Which candidates of a query the caller may see, once the database-level
-    /// ``AccessAction/query`` check passed. Every rule today lets a reader of a
-    /// database see all its records, so this is ``CandidateCheck/everyone``.
+    /// ``AccessAction/query`` check passed: in the shared database, the records the shares of
+    /// the zone the caller accepted cover (``CandidateCheck/sharedRecords(_:)``, from
+    /// `request.acceptedShares`); elsewhere every record of a database the caller may read
+    /// (``CandidateCheck/everyone``).
     @inline(__always)
     func queryCandidates(_ request: AccessRequest) -> CandidateCheck {
         if request.scope == .shared { return .sharedRecords(SharedCoverage(request.acceptedShares ?? [])) }
