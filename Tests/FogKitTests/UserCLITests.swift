@@ -55,4 +55,22 @@ import Testing
         let listed = try InterchangeCLITests.fog(["user", "list", "--store", storeURL.path])
         #expect(listed.out == "no users\n", "\(listed.out)")
     }
+
+    /// `fog demo` ends with the two-user sharing scenario: share, accept, read and edit, no
+    /// other note visible, revoke.
+    @Test func theDemoSharesANoteBetweenTwoUsers() async throws {
+        let directory = try TemporaryDirectory("fog-demo")
+        let storeURL = directory.appending("store")
+        for run in 1...2 {
+            let demo = try InterchangeCLITests.fog(["demo", "--store", storeURL.path])
+            #expect(demo.status == 0, "run \(run): \(demo.err)")
+            for line in [
+                "with bob@example.com (read-write): fogkit:share/",
+                "Bob accepts as privateUser, readWrite; his shared database lists alice's zone Notes",
+                "(and coffee)\"", "through his shared database: unknownItem", "the shared note is gone for him: zoneNotFound",
+            ] {
+                #expect(demo.out.contains(line), "run \(run) lacks \(line):\n\(demo.out)")
+            }
+        }
+    }
 }
