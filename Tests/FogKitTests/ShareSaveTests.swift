@@ -72,6 +72,13 @@ import Testing
         #expect(invited.acceptanceStatus == .pending)
         #expect(invited.userIdentity.lookupInfo?.emailAddress == "bob@example.com")
         #expect(try admin.checkIntegrity().isSound)
+        // Desired keys limit the share's fields, never its state.
+        for keys in [[], ["other"], [Share.SystemFieldKey.title]] {
+            let partial = try #require(try await db.records(for: [share.recordID], desiredKeys: keys)[share.recordID]?.get() as? Share)
+            #expect(partial.participants.count == 2, "\(keys)")
+            #expect(partial.url == savedShare.url)
+            #expect(partial.allKeys() == keys.filter { $0 == Share.SystemFieldKey.title })
+        }
     }
 
     @Test func aNewShareWithoutItsRootIsRefusedAndNothingIsStored() async throws {
