@@ -10,8 +10,8 @@ struct Fog: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             DemoCommand.self, QueryCommand.self, IndexCommand.self, SchemaCommand.self, ChangesCommand.self, InfoCommand.self,
-            CheckCommand.self,
-            LoadCommand.self, ExportCommand.self, ImportCommand.self, BackupCommand.self, RestoreCommand.self,
+            CheckCommand.self, LoadCommand.self, ExportCommand.self, ImportCommand.self, BackupCommand.self, RestoreCommand.self,
+            UserCommand.self,
         ]
     )
 }

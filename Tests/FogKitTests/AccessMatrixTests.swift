@@ -321,6 +321,11 @@ import Testing
             #expect(try admin.checkIntegrity().isSound)
         case .migrate:
             try AccessPolicy.standard.check(.administer(.migrate), AccessRequest(caller: .administrator))
+        case .changeUsers:
+            let carol = try await admin.addUser("carol", emailAddress: "carol@example.com")
+            #expect(try await fixture.store.container.userIdentity(forEmailAddress: "carol@example.com") == carol)
+        case .readUsers:
+            #expect(Set(try admin.users().keys) == ["alice", "bob"])
         }
     }
 

@@ -282,8 +282,8 @@ import Testing
         _ = try await QueryFixture.populate(db, count: 20, seed: 61)
         let q = try Self.query()
         let cursor = try #require(try await db.records(matching: q, inZoneWith: Self.zone, resultsLimit: 3).queryCursor)
-        // The public database has only its default zone.
-        await expectFogError(.zoneNotFound) { try await store.publicDatabase.records(continuingMatchFrom: cursor) }
+        // A cursor belongs to the database that ran its query.
+        await expectFogError(.invalidArguments) { try await store.publicDatabase.records(continuingMatchFrom: cursor) }
         try await db.deleteRecordZone(withID: Self.zone)
         await expectFogError(.zoneNotFound) { try await db.records(continuingMatchFrom: cursor) }
     }

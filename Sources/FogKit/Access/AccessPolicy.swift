@@ -46,6 +46,16 @@ enum AccessAction: Sendable, Hashable {
     case databaseChanges
     /// Read the current user's identity (user record ID, current user record).
     case currentUser
+    /// Look up other users' identities in the user directory
+    /// (`userIdentity(forEmailAddress:)`, `userIdentity(forUserRecordID:)`).
+    case discoverUsers
+    /// Read a share's metadata by its URL (`shareMetadata(for:)`); the request says the
+    /// caller's ``ShareStanding`` in it.
+    case shareMetadata
+    /// Accept a share (`accept(_:)`); the request says the caller's ``ShareStanding`` in it.
+    case acceptShare
+    /// Leave a share: a participant's delete of the share record in the shared database.
+    case leaveShare
     /// One of the container-level administrative calls.
     case administer(AdministrativeCall)
 
@@ -62,6 +72,8 @@ enum AccessAction: Sendable, Hashable {
 enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
     case setIndexes, readIndexes, indexAdvice, backup, storeInfo, checkIntegrity, migrate
     case readSchema, importSchema, deploySchema, resetDevelopment
+    /// Adding a user or changing its directory entry; listing the directory.
+    case changeUsers, readUsers
 
     /// What the call does, for messages.
     var what: String {
@@ -77,6 +89,8 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
         case .importSchema: "importing a schema (importSchema(_:))"
         case .deploySchema: "deploying the schema to production (deploySchema())"
         case .resetDevelopment: "resetting the development environment (resetDevelopmentEnvironment())"
+        case .changeUsers: "changing the user directory (addUser(_:emailAddress:nameComponents:))"
+        case .readUsers: "listing the user directory (users())"
         }
     }
 }
@@ -103,11 +117,21 @@ struct AccessRequest: Sendable {
     var creator: String?
     /// For ``AccessAction/cascadeDelete``: the record whose deletion cascades.
     var cascadeOrigin: String?
+    /// For share actions: the caller's standing in the share.
+    var shareStanding: ShareStanding?
+    /// In the shared database, for a query: the shares of the zone the caller accepted.
+    var acceptedShares: [AcceptedShare]?
+    /// In the shared database, for a write: the permission of the accepted share that covers
+    /// the record (``shareStanding`` says whether one does).
+    var sharePermission: Share.ParticipantPermission?
+    /// In the shared database, for a delete: whether the record is the root of its share.
+    var isShareRoot = false
 
     @inline(__always)
     init(
         caller: Caller, scope: Database.Scope? = nil, zoneOwner: String? = nil, zoneName: String? = nil, recordType: String? = nil,
-        recordName: String? = nil, creator: String? = nil, cascadeOrigin: String? = nil
+        recordName: String? = nil, creator: String? = nil, cascadeOrigin: String? = nil, shareStanding: ShareStanding? = nil,
+        acceptedShares: [AcceptedShare]? = nil
     ) {
         self.caller = caller
         self.scope = scope
@@ -117,6 +141,68 @@ struct AccessRequest: Sendable {
         self.recordName = recordName
         self.creator = creator
         self.cascadeOrigin = cascadeOrigin
+        self.shareStanding = shareStanding
+        self.acceptedShares = acceptedShares
+    }
+}
+
+/// Where a user stands in a share, for the share actions.
+enum ShareStanding: Sendable, Hashable {
+    /// The user owns the share.
+    case owner
+    /// The user is an invited participant with this status.
+    case participant(Share.ParticipantAcceptanceStatus)
+    /// The user is not invited, but the share has a public permission: anyone may join.
+    case publicAccess
+    /// The user is not invited to a share without public permission.
+    case outsider
+}
+
+/// What the accepted shares of one zone cover, for the shared database: every record (a
+/// zone-wide share), the share records, and the records whose `parent` chain reaches a root
+/// that names one of the shares.
+struct SharedCoverage: Sendable {
+    /// Whether a zone-wide share covers the whole zone.
+    let zoneWide: Bool
+    /// Each hierarchy share's name → its root's name.
+    let roots: [String: String]
+    /// The names of the share records.
+    let shareNames: Set<String>
+
+    init(_ shares: [AcceptedShare]) {
+        zoneWide = shares.contains { $0.root == nil }
+        var roots: [String: String] = [:]
+        for share in shares { if let root = share.root { roots[share.name] = root } }
+        self.roots = roots
+        shareNames = Set(shares.map(\.name))
+    }
+
+    /// Whether a record is covered: `share` is what its `share` field names and `parent` its
+    /// parent; `ancestor` gives the `share` and `parent` of a record by name (`nil`: none).
+    func covers(
+        _ name: String, share: String?, parent: String?, memo: inout [String: Bool],
+        ancestor: (String) throws -> (share: String?, parent: String?)?
+    ) rethrows -> Bool {
+        if zoneWide || shareNames.contains(name) { return true }
+        var path: [String] = []
+        var visited: Set<String> = []
+        var result = false
+        var (current, share, parent) = (name, share, parent)
+        while visited.insert(current).inserted {
+            if let known = memo[current] {
+                result = known
+                break
+            }
+            path.append(current)
+            if let share, roots[share] == current {
+                result = true
+                break
+            }
+            guard let next = parent, let found = try ancestor(next) else { break }
+            (current, share, parent) = (next, found.share, found.parent)
+        }
+        for node in path { memo[node] = result }
+        return result
     }
 }
 
@@ -129,6 +215,9 @@ enum CandidateCheck: Sendable {
     case creator(Int64)
     /// No candidate.
     case nobody
+    /// Only records the shares cover (the shared database): the query run decides each
+    /// candidate with ``SharedCoverage`` (its `parent` chain), not by creator.
+    case sharedRecords(SharedCoverage)
 
     @inline(__always)
     func allows(creator: Int64) -> Bool {
@@ -136,6 +225,7 @@ enum CandidateCheck: Sendable {
         case .everyone: true
         case .creator(let id): id == creator
         case .nobody: false
+        case .sharedRecords: true
         }
     }
 }
@@ -149,10 +239,16 @@ enum CandidateCheck: Sendable {
 ///
 /// The rules (CloudKit's; see `Docs/Access.md` for the table):
 /// - Nobody (anonymous) reads the public database; everything else needs a user.
-/// - A user reads and writes their private database; the shared database holds no zones yet.
+/// - A user reads and writes their private database; the shared database holds the owners'
+///   zones the user accepted a share of.
 /// - Any user creates records in the public database; only a record's creator
 ///   modifies or deletes it, directly or through a `deleteSelf` cascade.
 /// - User records (type `Users`) are never deleted.
+/// - Users look other users up in the user directory; nobody (anonymous) cannot.
+/// - A share's metadata and its acceptance are for its owner, its invited participants, and
+///   anyone when it has a public permission.
+/// - In the shared database a user reads the records an accepted share covers, and writes
+///   them with `readWrite` permission (never a share's root: only its owner deletes that).
 /// - Zones are created and deleted only in the private database.
 /// - Only the administrator runs container-level calls; the administrator is not a
 ///   database user.
@@ -181,11 +277,14 @@ struct AccessPolicy: Sendable {
     }
 
     /// Which candidates of a query the caller may see, once the database-level
-    /// ``AccessAction/query`` check passed. Every rule today lets a reader of a
-    /// database see all its records, so this is ``CandidateCheck/everyone``.
+    /// ``AccessAction/query`` check passed: in the shared database, the records the shares of
+    /// the zone the caller accepted cover (``CandidateCheck/sharedRecords(_:)``, from
+    /// `request.acceptedShares`); elsewhere every record of a database the caller may read
+    /// (``CandidateCheck/everyone``).
     @inline(__always)
     func queryCandidates(_ request: AccessRequest) -> CandidateCheck {
-        .everyone
+        if request.scope == .shared { return .sharedRecords(SharedCoverage(request.acceptedShares ?? [])) }
+        return .everyone
     }
 
     /// The decision, outside the inlined fast path.
@@ -197,6 +296,21 @@ struct AccessPolicy: Sendable {
                     message: "\(call.what) is administration: only a Container.Administrator may do it, not \(describe(request.caller))")
             }
             return
+        }
+        if action == .shareMetadata || action == .acceptShare || action == .leaveShare {
+            try decideShare(action, request)
+            return
+        }
+        if action == .discoverUsers {
+            switch request.caller {
+            case .user: return
+            case .anonymous:
+                throw FogError(.notAuthenticated, message: "looking up users needs a user; the container was opened on behalf of nobody")
+            case .administrator:
+                throw FogError(
+                    .permissionFailure,
+                    message: "the administrator is not a user of the container; it lists the user directory with users()")
+            }
         }
         guard let scope = request.scope else {
             throw FogError(.internalError, message: "access to \(action) was asked without a database")
@@ -232,6 +346,15 @@ struct AccessPolicy: Sendable {
             case .shared: throw FogError(.badDatabase, message: "zones cannot be created or deleted in the shared database")
             }
         case .delete, .cascadeDelete:
+            if scope == .shared, request.recordName != nil {
+                try decideSharedWrite(action, request)
+                if request.isShareRoot {
+                    throw FogError(
+                        .permissionFailure,
+                        message: "record \(request.recordName ?? "") is the root of a share: only its owner deletes it"
+                            + cascadeNote(request))
+                }
+            }
             if scope == .public, let creator = request.creator, creator != user {
                 throw FogError(
                     .permissionFailure,
@@ -243,14 +366,80 @@ struct AccessPolicy: Sendable {
                     .permissionFailure, message: "user record \(request.recordName ?? "") cannot be deleted" + cascadeNote(request))
             }
         case .save:
+            if scope == .shared, request.recordName != nil { try decideSharedWrite(action, request) }
             if scope == .public, let creator = request.creator, creator != user {
                 throw FogError(
                     .permissionFailure,
                     message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
             }
-        case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .administer:
+        case .fetch:
+            // A record of an owner's zone in the shared database: only the shared ones.
+            if scope == .shared, let recordName = request.recordName, request.shareStanding != .participant(.accepted) {
+                throw FogError(.unknownItem, message: Self.notShared(recordName))
+            }
+        case .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
+            .leaveShare, .administer:
             return
         }
+    }
+
+    /// Share metadata and acceptance: for the owner, for invited participants who were not
+    /// removed, and for anyone when the share has a public permission; anyone else gets
+    /// `participantMayNeedVerification`, as CloudKit answers someone a private share does not name.
+    private func decideShare(_ action: AccessAction, _ request: AccessRequest) throws(FogError) {
+        let what =
+            switch action {
+            case .acceptShare: "accepting a share"
+            case .leaveShare: "leaving a share"
+            default: "reading a share's metadata"
+            }
+        switch request.caller {
+        case .anonymous:
+            throw FogError(.notAuthenticated, message: "\(what) needs a user; the container was opened on behalf of nobody")
+        case .administrator:
+            throw FogError(.permissionFailure, message: "the administrator is not a database user; \(what) needs a user")
+        case .user:
+            switch request.shareStanding {
+            case .owner?, .publicAccess?, .participant(.pending)?, .participant(.accepted)?:
+                return
+            default:
+                if action == .leaveShare { throw FogError(.unknownItem, message: Self.notShared(request.recordName ?? "")) }
+                throw FogError(
+                    .participantMayNeedVerification,
+                    message: "\(what): share \(request.recordName ?? "") does not name this user as a participant")
+            }
+        }
+    }
+
+    /// A write in the shared database: the record must be one an accepted share covers (a
+    /// new record: under one), with `readWrite` permission.
+    private func decideSharedWrite(_ action: AccessAction, _ request: AccessRequest) throws(FogError) {
+        let name = request.recordName ?? ""
+        guard request.shareStanding == .participant(.accepted) else {
+            if request.creator == nil, action == .save {
+                throw FogError(
+                    .permissionFailure, message: "record \(name) is not under a record shared with this user: it cannot be created here")
+            }
+            if action == .cascadeDelete {
+                // Not naming the record: the user may not know it.
+                throw FogError(
+                    .permissionFailure,
+                    message:
+                        "deleting \(request.cascadeOrigin ?? "") would delete a record not shared with this user through a deleteSelf reference"
+                )
+            }
+            throw FogError(.unknownItem, message: Self.notShared(name))
+        }
+        guard request.sharePermission == .readWrite else {
+            throw FogError(
+                .permissionFailure, message: "record \(name) is shared with this user read-only" + cascadeNote(request))
+        }
+    }
+
+    /// The message for a record of a shared zone that does not exist or that no accepted
+    /// share covers: the same words for both, so that a user cannot tell which.
+    static func notShared(_ recordName: String) -> String {
+        "record \(recordName) does not exist or is not shared with this user"
     }
 
     private func cascadeNote(_ request: AccessRequest) -> String {

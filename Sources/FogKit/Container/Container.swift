@@ -36,7 +36,7 @@ public final class Container: Sendable {
     private let requestedConfiguration: Configuration
 
     let engine: StoreEngine
-    private let closed = ClosedFlag()
+    let closed = ClosedFlag()
     /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
     let userRecordName: String?
 

@@ -10,7 +10,9 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
             Creates (or reopens) the store, then: creates a zone and notes, fetches them, \
             updates one, shows a stale update being refused, deletes one, and shows that \
-            another user cannot see the notes. Ends with `fog info`'s description.
+            another user cannot see the notes. Then alice shares a note with bob, who accepts, \
+            reads and edits it through his shared database but sees none of her other notes, \
+            until alice removes him. Ends with `fog info`'s description.
             """)
 
     @Option(name: .long, help: "The folder that holds the store.")
@@ -104,8 +106,64 @@ struct DemoCommand: AsyncParsableCommand {
             print("Bob looks for alice's note in his private database: \(error.code)")
         }
 
+        try await shareDemo(admin: admin, alice: container, bob: bob, note: notes[0].recordID, other: notes[1].recordID)
+
         print("")
         print(InfoCommand.render(try admin.storeInfo()), terminator: "")
+    }
+
+    /// Alice shares `note` with bob (read-write); bob accepts, reads and edits it through his
+    /// shared database, cannot see `other`; alice removes him, and the note is gone for him.
+    private func shareDemo(
+        admin: Container.Administrator, alice: Container, bob: Container, note: Record.ID, other: Record.ID
+    )
+        async throws
+    {
+        func name(_ given: String) -> PersonNameComponents {
+            var name = PersonNameComponents()
+            name.givenName = given
+            return name
+        }
+        _ = try await admin.addUser("alice", emailAddress: "alice@example.com", nameComponents: name("Alice"))
+        _ = try await admin.addUser("bob", emailAddress: "bob@example.com", nameComponents: name("Bob"))
+        let database = alice.privateCloudDatabase
+        let root = try await database.record(for: note)
+        let share = Share(rootRecord: root)
+        share[Share.SystemFieldKey.title] = root["title"] as? String
+        let participant = try await alice.shareParticipant(forEmailAddress: "bob@example.com")
+        participant.permission = .readWrite
+        share.addParticipant(participant)
+        let (results, _) = try await database.modifyRecords(saving: [root, share], deleting: [])
+        guard let saved = try results[share.recordID]?.get() as? Share, let url = saved.url else { return }
+        print("Alice shares \(short(note)) with bob@example.com (read-write): \(url)")
+
+        let metadata = try await bob.shareMetadata(for: url)
+        _ = try await bob.accept(metadata)
+        let aliceName = try await alice.userRecordID().recordName
+        let zoneID = RecordZone.ID(zoneName: note.zoneID.zoneName, ownerName: aliceName)
+        let zones = try await bob.sharedCloudDatabase.allRecordZones().map(\.zoneID)
+        print(
+            "Bob accepts as \(metadata.participantRole), \(metadata.participantPermission); his shared database lists \(zones.contains(zoneID) ? "alice's zone \(zoneID.zoneName)" : "no zone")"
+        )
+        let shared = bob.sharedCloudDatabase
+        let seen = try await shared.record(for: Record.ID(recordName: note.recordName, zoneID: zoneID))
+        seen["title"] = "\(seen["title"] as? String ?? "") (and coffee)"
+        _ = try await shared.save(seen)
+        print("Bob edits it; alice reads \"\(try await database.record(for: note)["title"] as? String ?? "")\"")
+        do {
+            _ = try await shared.record(for: Record.ID(recordName: other.recordName, zoneID: zoneID))
+        } catch let error as FogError {
+            print("Bob looks for another of alice's notes through his shared database: \(error.code)")
+        }
+        if let current = try await database.record(for: share.recordID) as? Share, let bobs = current.participants.last {
+            current.removeParticipant(bobs)
+            _ = try await database.save(current)
+        }
+        do {
+            _ = try await shared.record(for: Record.ID(recordName: note.recordName, zoneID: zoneID))
+        } catch let error as FogError {
+            print("Alice removes bob; the shared note is gone for him: \(error.code)")
+        }
     }
 
     private func short(_ id: Record.ID) -> String { String(id.recordName.prefix(8)) }

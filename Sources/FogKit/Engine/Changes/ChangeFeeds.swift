@@ -45,9 +45,22 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
         let limit = limit > 0 ? limit : EngineDefaults.changePageSize
         let wanted = desiredKeys.map(Set.init)
         return try read { txn, names in
-            let address = try zones.address(of: zoneID, in: context)
-            try checkFeed(zone: address, context: context)
-            let info = try zones.zoneInfo(at: address, in: txn)
+            // In the shared database: the owner's zone, and what the user's shares of it cover.
+            var coverage: SharedCoverage?
+            let address: ZoneAddress
+            let info: ZoneInfo?
+            if context.scope == .shared, let user = context.user {
+                let (found, shares) = try zones.sharedZone(zoneID, of: user, in: txn, names: &names)
+                (address, info) = (
+                    ZoneAddress(scope: Database.Scope.private.rawValue, owner: zoneID.ownerName, zoneName: zoneID.zoneName), found
+                )
+                coverage = SharedCoverage(shares)
+                try checkFeed(zone: address, context: context)
+            } else {
+                address = try zones.address(of: zoneID, in: context)
+                try checkFeed(zone: address, context: context)
+                info = try zones.zoneInfo(at: address, in: txn)
+            }
             if info == nil, !address.isDefault {
                 throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
             }
@@ -99,6 +112,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 moreComing: false)
             var count = 0
             var last: (Int64, Int64)?
+            var covered: [String: Bool] = [:]
             let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names))
             var arena = FieldArenaWriter(expectedRecords: limit)
             try txn.scan(changes.changeTable, range: range) { key, value in
@@ -111,26 +125,33 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 let sequence = try reader.readInt64()
                 let row = try reader.readInt64()
                 var r = ByteReader(value)
+                count += 1
+                last = (sequence, row)
                 switch try r.u8() {
                 case Layout.changedEntry:
-                    guard
-                        let record = try records.withRecord(
-                            row, in: txn,
-                            {
-                                try RecordView($0, checking: table.selection).makeRecord(
-                                    id: nil, table: table, arena: &arena, names: &names)
-                            })
-                    else { throw FormatError(message: "change log entry for missing row \(row)") }
+                    let made = try records.withRecord(row, in: txn) { buffer -> Record? in
+                        let view = try RecordView(buffer, checking: table.selection)
+                        if let coverage, !(try isCovered(view, coverage, zone: zone, memo: &covered, txn: txn)) { return nil }
+                        return try view.makeRecord(id: nil, table: table, arena: &arena, names: &names)
+                    }
+                    guard let made else { throw FormatError(message: "change log entry for missing row \(row)") }
+                    // A record no share of the user covers is left out.
+                    guard let record = made else { return true }
+                    if let share = record as? Share, let user = context.user { share.makeCurrentUser(user) }
                     page.changed.append(record)
                 case Layout.deletedEntry:
+                    if let coverage {
+                        // Only deletions of records a share of the user covered (the tombstone's mark).
+                        let mark = try txn.value(
+                            forKey: Layout.sharedDeletionKey(zone: zone, sequence: sequence, row: row), in: changes.changeTable)
+                        guard let mark, coverage.shareNames.contains(String(decoding: mark, as: UTF8.self)) else { return true }
+                    }
                     let type = try names.name(r.int64())
                     let name = try r.rawString(count: value.count - r.offset)
                     page.deleted.append((Record.ID(recordName: name, zoneID: zoneID), type))
                 case let kind:
                     throw FormatError(message: "change log entry of kind \(kind)")
                 }
-                count += 1
-                last = (sequence, row)
                 return true
             }
             if page.moreComing, let last { page.token = token(last.0, last.1) }
@@ -151,8 +172,9 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
         }
         let limit = limit > 0 ? limit : EngineDefaults.changePageSize
         let scope = context.scope.rawValue
-        let owner = context.scope == .private ? context.user! : ""
-        return try read { txn, _ in
+        // A user's private and shared databases each have their own feed (and tokens).
+        let owner = context.scope == .public ? "" : context.user!
+        return try read { txn, names in
             let current = try currentSequence(in: txn)
             func token(_ sequence: Int64, _ zone: Int64) -> ServerChangeToken {
                 ChangeTokenContent.database(incarnation: incarnation, scope: scope, owner: owner, sequence: sequence, zone: zone).token
@@ -179,8 +201,10 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 }
             }
             var page = DatabaseChangePage(token: token(current, .max), moreComing: false)
-            // The shared database holds no zones yet: its feed is empty.
-            guard context.scope != .shared else { return page }
+            if context.scope == .shared {
+                try sharedDatabaseChanges(of: owner, after: start?.sequence, into: &page, txn: txn, names: &names)
+                return page
+            }
             let prefix = Layout.databaseLogPrefix(scope: scope, owner: owner)
             var range = ScanRange.prefix(prefix)
             if let start {
@@ -210,6 +234,49 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
             }
             if page.moreComing, let last { page.token = token(last.0, last.1) }
             return page
+        }
+    }
+
+    /// The shared database's feed of `user`, in one page: each owner's zone the user accepted a
+    /// share of whose last zone event (the owner's database log) comes after `after`, as
+    /// changed while it is still shared with the user, and as deleted once it is not (the
+    /// participant was removed, the share or the zone deleted; never from a `nil` token).
+    private func sharedDatabaseChanges(
+        of user: String, after: Int64?, into page: inout DatabaseChangePage, txn: Store.ReadTransaction, names: inout NameResolver<Store>
+    ) throws {
+        for (owner, zoneName) in try zones.hintedZones(of: user, in: txn) {
+            let last = Layout.databaseLastKey(scope: Database.Scope.private.rawValue, owner: owner, zoneName: zoneName)
+            guard
+                let sequence = try txn.withValue(
+                    forKey: last, in: changes.databaseChangeTable,
+                    { value in
+                        var reader = KeyReader(value)
+                        return try reader.readInt64()
+                    })
+            else { continue }
+            if let after, sequence <= after { continue }
+            let zoneID = RecordZone.ID(zoneName: zoneName, ownerName: owner)
+            if try zones.acceptedShares(of: user, owner: owner, zoneName: zoneName, in: txn, names: &names) != nil {
+                page.changed.append(zoneID)
+            } else if after != nil {
+                page.deleted.append((zoneID, .deleted))
+            }
+        }
+    }
+
+    /// Whether `coverage` (a participant's shares of the zone) covers the record `view`.
+    private func isCovered(
+        _ view: RecordView, _ coverage: SharedCoverage, zone: Int64, memo: inout [String: Bool], txn: Store.ReadTransaction
+    ) throws -> Bool {
+        try coverage.covers(
+            view.recordName, share: view.shareRange.map(view.string), parent: view.parentRange.map(view.string), memo: &memo
+        ) {
+            name in
+            guard let row = try records.rowID(zone: zone, name: name, in: txn) else { return nil }
+            return try records.withRecord(row, in: txn) { buffer in
+                let ancestor = try RecordView(buffer, checking: FieldSelection(ids: []))
+                return (ancestor.shareRange.map(ancestor.string), ancestor.parentRange.map(ancestor.string))
+            }
         }
     }
 

@@ -61,6 +61,7 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
         let row = try reader.readInt64()
         try txn.delete(Layout.logKey(zone: zone, sequence: sequence, row: row), in: changeTable)
         try txn.delete(Layout.tombstoneAgeKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+        try txn.delete(Layout.sharedDeletionKey(zone: zone, sequence: sequence, row: row), in: changeTable)
         try txn.delete(key, in: changeTable)
     }
 
@@ -79,6 +80,7 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
         for t in pruned {
             try txn.delete(Layout.logKey(zone: zone, sequence: t.sequence, row: t.item), in: changeTable)
             try txn.delete(Layout.tombstoneAgeKey(zone: zone, sequence: t.sequence, row: t.item), in: changeTable)
+            try txn.delete(Layout.sharedDeletionKey(zone: zone, sequence: t.sequence, row: t.item), in: changeTable)
             try txn.delete(Layout.tombstoneKey(zone: zone, name: t.name), in: changeTable)
         }
         try txn.put(

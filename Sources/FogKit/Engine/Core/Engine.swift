@@ -19,7 +19,8 @@ import Foundation
 /// | ``changes`` | `Changes/` | the zone and database change logs | `changes`, `databaseChanges` |
 /// | ``feeds`` | `Changes/` | reading the change logs as feeds | — |
 /// | ``zones`` | `Zones/` | scopes, zone addresses, zone requests | `zones`, `zoneIDs` |
-/// | ``users`` | `Users/` | user identities and their `Users` records | `users` |
+/// | ``users`` | `Users/` | user identities, their `Users` records, the user directory | `users` |
+/// | ``shares`` | `Sharing/` | shares by URL: metadata, acceptance (saving them is ``writer``'s) | `records` (the share) |
 /// | ``maintenance`` | `Maintenance/` | integrity, migration, backup, store information | (migration: all) |
 final class Engine<Store: KeyValueStore>: Sendable {
     let core: EngineCore<Store>
@@ -29,6 +30,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
     let catalog: SchemaCatalog<Store>
     let zones: ZoneDirectory<Store>
     let users: UserDirectory<Store>
+    let shares: ShareDirectory<Store>
     let writer: RecordWriter<Store>
     let reader: RecordReader<Store>
     let queries: QueryExecutor<Store>
@@ -50,6 +52,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
         catalog = SchemaCatalog(core: core, indexes: indexes)
         zones = ZoneDirectory(core: core, records: records, indexes: indexes, changes: changes)
         users = UserDirectory(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
+        shares = ShareDirectory(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
         writer = RecordWriter(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
         reader = RecordReader(core: core, records: records, zones: zones)
         queries = QueryExecutor(core: core, records: records, indexes: indexes, zones: zones)

@@ -25,7 +25,8 @@ extension Maintenance {
         return try read { txn, _ in
             var zonesFound: [StoreInfo.Zone] = []
             var ownersByUser: [String: String] = [:]
-            try txn.scan(users) { key, value in
+            // The identities; the user directory's keys come after them (`Layout+Users.swift`).
+            try txn.scan(users, range: Layout.userIdentityRange) { key, value in
                 ownersByUser[String(decoding: value, as: UTF8.self)] = String(decoding: key, as: UTF8.self)
                 return true
             }
@@ -55,7 +56,7 @@ extension Maintenance {
                 containerIdentifier: identifier, directory: directory, formatVersion: Int(Layout.formatVersion),
                 incarnation: incarnation.map { String(format: "%02x", $0) }.joined(), commitSequence: try currentSequence(in: txn),
                 fileSize: stats.bytesUsed, reservedSize: stats.bytesReserved, commits: stats.commits, writeRequests: stats.writeRequests,
-                userCount: try txn.count(of: users),
+                userCount: ownersByUser.count,
                 recordCount: try txn.count(of: records), zones: zonesFound)
         }
     }

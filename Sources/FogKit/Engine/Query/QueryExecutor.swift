@@ -33,7 +33,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         let now = Date()
         let (page, advice) = try read { txn, names -> (QueryBatch, [IndexAdvice]) in
-            let zone = try existingZone(zoneID, context: context, txn: txn)
+            let (zone, shares) = try existingZone(zoneID, context: context, txn: txn, names: &names)
             let prepared = try prepare(
                 query, fixedOrder: after?.order, zone: zone?.id, desiredKeys: desiredKeys, now: now, txn: txn, names: &names)
             let advice = prepared.missing.map {
@@ -55,7 +55,9 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
                 executor: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
                 names: names, limit: limit,
                 candidates: access.queryCandidates(
-                    AccessRequest(caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType)))
+                    AccessRequest(
+                        caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType,
+                        acceptedShares: shares)))
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             let records = matches.map(\.record)
@@ -83,7 +85,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         try access.check(.query, in: context)
         let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         return try read { txn, names in
-            let zone = try existingZone(zoneID, context: context, txn: txn)
+            let zone = try existingZone(zoneID, context: context, txn: txn, names: &names).zone
             let p = try prepare(query, fixedOrder: nil, zone: zone?.id, desiredKeys: desiredKeys, now: Date(), txn: txn, names: &names)
             let type = query.recordType
             let access: String
@@ -124,14 +126,22 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         }
     }
 
-    /// The stored zone a query runs in: `nil` for a default zone nobody wrote to.
-    private func existingZone(_ zoneID: RecordZone.ID, context: DatabaseContext, txn: Store.ReadTransaction) throws -> ZoneInfo? {
+    /// The stored zone a query runs in: `nil` for a default zone nobody wrote to. In the
+    /// shared database, the owner's zone and the shares of it the user accepted
+    /// (`zoneNotFound` when none).
+    private func existingZone(
+        _ zoneID: RecordZone.ID, context: DatabaseContext, txn: Store.ReadTransaction, names: inout NameResolver<Store>
+    ) throws -> (zone: ZoneInfo?, shares: [AcceptedShare]?) {
+        if context.scope == .shared, let user = context.user {
+            let (info, shares) = try zones.sharedZone(zoneID, of: user, in: txn, names: &names)
+            return (info, shares)
+        }
         let address = try zones.address(of: zoneID, in: context)
         let zone = try zones.zoneInfo(at: address, in: txn)
         if zone == nil, !address.isDefault {
             throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
         }
-        return zone
+        return (zone, nil)
     }
 
     /// Whether the record type is in the environment's schema catalog (a `"t"` entry).
@@ -178,6 +188,8 @@ struct QueryRun<Store: KeyValueStore> {
     private let filtering: FieldSelection
     /// Which candidates the caller may see (the access policy's answer for the query).
     private let candidates: CandidateCheck
+    /// Whether each record name the shared coverage walked is covered (``CandidateCheck/sharedRecords(_:)``).
+    private var coveredNames: [String: Bool] = [:]
 
     init(
         executor: QueryExecutor<Store>, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
@@ -332,11 +344,27 @@ struct QueryRun<Store: KeyValueStore> {
         let view = try RecordView(buffer, checking: checking)
         guard !check || (view.zone == zone && view.type == type) else { return nil }
         guard !check || candidates.allows(creator: view.creator) else { return nil }
+        if check, case .sharedRecords(let coverage) = candidates, !(try isCovered(view, coverage)) { return nil }
         let fields = ViewFields(
             view: view, ids: fieldIDs, creator: readsUsers ? try names.name(view.creator) : nil,
             modifier: readsUsers ? try names.name(view.modifier) : nil)
         guard !check || prepared.indexDecides || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
         return fields
+    }
+
+    /// Whether the shares cover the candidate `view` (the shared database), walking its
+    /// `parent` chain in the zone; the answers for the records walked are remembered.
+    private mutating func isCovered(_ view: RecordView, _ coverage: SharedCoverage) throws -> Bool {
+        let (records, txn, zone) = (executor.records, txn, zone)
+        return try coverage.covers(
+            view.recordName, share: view.shareRange.map(view.string), parent: view.parentRange.map(view.string), memo: &coveredNames
+        ) { name in
+            guard let row = try records.rowID(zone: zone, name: name, in: txn) else { return nil }
+            return try records.withRecord(row, in: txn) { buffer in
+                let ancestor = try RecordView(buffer, checking: FieldSelection(ids: []))
+                return (ancestor.shareRange.map(ancestor.string), ancestor.parentRange.map(ancestor.string))
+            }
+        }
     }
 
     /// The order key of a candidate: user fields' values read from the view by name id (as

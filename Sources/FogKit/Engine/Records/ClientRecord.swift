@@ -20,7 +20,13 @@ struct ClientRecord: Sendable {
         recordType = record.recordType
         recordID = record.recordID
         values = state.values
-        changedKeys = state.changedKeys
+        var changedKeys = state.changedKeys
+        if let share = record as? Share {
+            // A share's state travels in its reserved fields (`Share+Storage.swift`), always written.
+            for (key, value) in share.storedValues() { values[key] = value }
+            changedKeys += Share.internalKeys.sorted().filter { !changedKeys.contains($0) }
+        }
+        self.changedKeys = changedKeys
         originalValues = state.originalValues
         parent = state.parent
         parentChanged = state.parentChanged

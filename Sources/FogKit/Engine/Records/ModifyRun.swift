@@ -38,6 +38,21 @@ struct ModifyRun<Store: KeyValueStore> {
     /// The record types whose just-in-time indexes must be built for the records stored
     /// before them, after the commit.
     var pendingBuilds: Set<String> = []
+    /// The records of the zone being applied that the request saves: those applied so far,
+    /// or, in an all-or-nothing zone, all of them (a new share's root must be among them).
+    private(set) var savedInZone: Set<String> = []
+    /// The saves of the zone being applied, by record name (a new share's root may be one).
+    var clientsInZone: [String: ClientRecord] = [:]
+    /// The records the zone being applied returns, by name (a new share sets its root's `share`).
+    var resultsInZone: [String: Record] = [:]
+    /// In the shared database: the owner's zone being applied (its id and owner) and the
+    /// shares of it the user accepted (`ModifyRun+Shares.swift`).
+    var sharedZone: (id: Int64, owner: String, shares: [AcceptedShare])?
+    /// The share that covered each record this request deleted, by zone id and name (`nil`:
+    /// none), and whether each
+    /// zone holds a zone-wide share, for the shared-deletion marks (`ModifyRun+Shares.swift`).
+    var deletedCoverage: [String: String?] = [:]
+    var zoneWideShares: [Int64: Bool] = [:]
 
     private struct Item {
         enum Kind {
@@ -77,6 +92,8 @@ struct ModifyRun<Store: KeyValueStore> {
         case delete(row: Int64, record: StoredRecord)
         /// A delete of a record that an earlier delete of the request deleted by cascade.
         case alreadyDeleted
+        /// A participant's delete of a share in the shared database: they leave it.
+        case leave(row: Int64, share: StoredRecord)
     }
 
     mutating func execute(
@@ -110,7 +127,14 @@ struct ModifyRun<Store: KeyValueStore> {
             let requested = groups[zoneID]!
             let zone: ZoneInfo
             do {
-                zone = try writer.zones.zoneForWriting(zoneID, in: context, sequence: sequence, txn: txn)
+                if context.scope == .shared {
+                    // An owner's zone shared with the user (`ZoneDirectory+Sharing.swift`).
+                    let (info, shares) = try writer.zones.sharedZone(zoneID, of: user, in: txn.readView, names: &names.resolver)
+                    zone = info
+                    sharedZone = (info.id, zoneID.ownerName, shares)
+                } else {
+                    zone = try writer.zones.zoneForWriting(zoneID, in: context, sequence: sequence, txn: txn)
+                }
             } catch {
                 let e = FogError.wrapping(error)
                 for item in requested { record(item, item.preError ?? e) }
@@ -138,7 +162,14 @@ struct ModifyRun<Store: KeyValueStore> {
                     }
                 ).subtracting(deletedNames)
             }
-            let group = allOrNothing ? requested : parentsFirst(requested)
+            // Shares come after the other saves: a new share's root must be saved first.
+            let group = sharesLast(allOrNothing ? requested : parentsFirst(requested))
+            savedInZone = savedNames
+            resultsInZone = [:]
+            clientsInZone = [:]
+            for item in requested {
+                if case .save(let c) = item.kind, item.preError == nil { clientsInZone[c.recordID.recordName] = c }
+            }
             if atomic && group.contains(where: { $0.preError != nil }) {
                 // A malformed item fails its whole zone when the request is atomic.
                 for item in group { record(item, item.preError ?? batchFailed(item)) }
@@ -159,6 +190,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 }
                 for (item, result) in plans {
                     let saved = try apply(try result.get(), zone: zone, zoneID: item.id.zoneID)
+                    if let saved { resultsInZone[saved.recordID.recordName] = saved }
                     record(item, nil, saved: saved)
                     applied += 1
                 }
@@ -171,7 +203,12 @@ struct ModifyRun<Store: KeyValueStore> {
                     var pending = PendingPlans()
                     do {
                         let p = try plan(item, zone: zone, savedNames: savedNames, pending: &pending)
-                        record(item, nil, saved: try apply(p, zone: zone, zoneID: item.id.zoneID))
+                        let saved = try apply(p, zone: zone, zoneID: item.id.zoneID)
+                        if let saved {
+                            savedInZone.insert(saved.recordID.recordName)
+                            resultsInZone[saved.recordID.recordName] = saved
+                        }
+                        record(item, nil, saved: saved)
                         applied += 1
                     } catch let e as FogError {
                         record(item, e)
@@ -213,10 +250,24 @@ struct ModifyRun<Store: KeyValueStore> {
         return ordered + deletes
     }
 
+    /// `group` with the saves of shares moved after every other item, in their order.
+    private func sharesLast(_ group: [Item]) -> [Item] {
+        func isShare(_ item: Item) -> Bool {
+            if case .save(let c) = item.kind { return c.recordType == Record.SystemType.share }
+            return false
+        }
+        guard group.contains(where: isShare) else { return group }
+        return group.filter { !isShare($0) } + group.filter(isShare)
+    }
+
     /// Records in the change logs that a zone changed in this request: the database log
     /// entry, the client's change token data, and the pruning of old tombstones.
     private mutating func noteZoneChanged(_ zoneID: RecordZone.ID, zone: ZoneInfo) throws {
-        let address = try writer.zones.address(of: zoneID, in: context)
+        // A shared zone is its owner's: the change shows in the owner's private database feed.
+        let address =
+            context.scope == .shared
+            ? ZoneAddress(scope: Database.Scope.private.rawValue, owner: zoneID.ownerName, zoneName: zoneID.zoneName)
+            : try writer.zones.address(of: zoneID, in: context)
         try writer.changes.logZone(.changed, address: address, zone: zone.id, sequence: sequence, txn: txn)
         if let clientChangeTokenData { try writer.changes.storeClientChangeToken(clientChangeTokenData, zone: zone.id, txn: txn) }
         if deletedInZone > 0, context.tombstoneRetention.isFinite {
@@ -258,9 +309,21 @@ struct ModifyRun<Store: KeyValueStore> {
         case .delete(let id):
             guard let existing = try fogTry({ try loadDecoded(zone: zone.id, name: id.recordName) }) else {
                 if deletedNames.contains(id.recordName) { return .alreadyDeleted }
-                throw FogError(.unknownItem, message: "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+                throw FogError(
+                    .unknownItem,
+                    message: sharedZone == nil
+                        ? "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)" : AccessPolicy.notShared(id.recordName))
             }
-            try writer.access.check(.delete, request(for: existing.record))
+            if let sharedZone, existing.record.recordType == Record.SystemType.share {
+                // A participant "deleting" a share leaves it (`ModifyRun+Shares.swift`).
+                try writer.access.check(
+                    .leaveShare,
+                    AccessRequest(
+                        caller: .user(user), recordName: id.recordName,
+                        shareStanding: sharedZone.shares.contains { $0.name == id.recordName } ? .participant(.accepted) : .outsider))
+                return .leave(row: existing.row, share: existing.record)
+            }
+            try writer.access.check(.delete, try request(for: existing.record))
             try checkCascade(from: existing.row, existing.record, zone: zone.id)
             return .delete(row: existing.row, record: existing.record)
         case .save(let client):
@@ -273,6 +336,12 @@ struct ModifyRun<Store: KeyValueStore> {
     ) throws(FogError) -> SavePlan {
         let name = client.recordID.recordName
         let existing = try fogTry { try load(zone: zone.id, name: name) }
+        if sharedZone != nil {
+            // In the shared database the policy speaks first: a conflict error would hand out
+            // a record the user may not see (its `serverRecord`).
+            try writer.access.check(
+                .save, try request(for: existing?.header, recordType: client.recordType, recordName: name, client: client))
+        }
         if existing == nil && name.hasPrefix("_") {
             throw FogError(
                 .invalidArguments, message: "record name '\(name)' starts with '_', which is reserved for records the system creates")
@@ -295,12 +364,13 @@ struct ModifyRun<Store: KeyValueStore> {
                     ancestorRecord: client.ancestor())
             }
             if existing == nil, client.changeTag != nil {
-                throw FogError(.unknownItem, message: "record to update not found: \(name)")
+                throw FogError(
+                    .unknownItem, message: sharedZone == nil ? "record to update not found: \(name)" : AccessPolicy.notShared(name))
             }
         case .changedKeys, .allKeys:
             break
         }
-        try writer.access.check(.save, request(for: existing?.header, recordType: client.recordType, recordName: name))
+        try writer.access.check(.save, try request(for: existing?.header, recordType: client.recordType, recordName: name, client: client))
         if let existing, existing.header.recordType != client.recordType {
             throw FogError(.invalidArguments, message: "record \(name) is a \(existing.header.recordType), not a \(client.recordType)")
         }
@@ -315,6 +385,13 @@ struct ModifyRun<Store: KeyValueStore> {
             for case (let key, let value?) in changes.entries { values[key] = value }
         } else {
             values = client.values
+        }
+        if client.recordType == Record.SystemType.share {
+            // The share's state as the store keeps it (`ModifyRun+Shares.swift`).
+            for (key, value) in try planShare(client, existing: existing, zone: zone) {
+                if existing != nil { changes.set(key, value) }
+                values[key] = value
+            }
         }
 
         // Each field's type is fixed by its first write (the fields an update keeps were
@@ -413,14 +490,22 @@ struct ModifyRun<Store: KeyValueStore> {
             oldTargets: oldTargets, newTargets: newTargets)
     }
 
-    /// What the access policy is asked about a stored record (or a new one, for `nil`).
+    /// What the access policy is asked about a stored record (or a new one, for `nil`); for a
+    /// save, `client` is the record as saved. In the shared database the request says whether
+    /// an accepted share covers the record (before and after a save) and with what permission.
     private func request(
-        for record: StoredRecord?, recordType: String? = nil, recordName: String? = nil, cascadeOrigin: String? = nil
-    ) -> AccessRequest {
-        AccessRequest(
+        for record: StoredRecord?, recordType: String? = nil, recordName: String? = nil, cascadeOrigin: String? = nil,
+        client: ClientRecord? = nil
+    ) throws(FogError) -> AccessRequest {
+        var request = AccessRequest(
             caller: .user(user), scope: context.scope, zoneOwner: context.scope == .public ? "" : user,
             recordType: record?.recordType ?? recordType, recordName: record?.recordName ?? recordName, creator: record?.creator,
             cascadeOrigin: cascadeOrigin)
+        if let sharedZone {
+            request.zoneOwner = sharedZone.owner
+            try describeSharedAccess(of: record, client: client, into: &request)
+        }
+        return request
     }
 
     /// Asks the access policy about every record that deleting `record` would delete
@@ -449,7 +534,7 @@ struct ModifyRun<Store: KeyValueStore> {
                     }
                 }
                 guard let stored else { continue }
-                try writer.access.check(.cascadeDelete, request(for: stored, cascadeOrigin: record.recordName))
+                try writer.access.check(.cascadeDelete, try request(for: stored, cascadeOrigin: record.recordName))
                 pending.append(stored.recordName)
             }
         }
@@ -468,7 +553,7 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     /// The stored record `name`, decoded; `nil` when absent.
-    private func loadDecoded(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
+    func loadDecoded(zone: Int64, name: String) throws -> (row: Int64, record: StoredRecord)? {
         guard let row = try writer.records.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
         var resolver = names.resolver
         guard
@@ -574,6 +659,9 @@ struct ModifyRun<Store: KeyValueStore> {
             return nil
         case .alreadyDeleted:
             return nil
+        case .leave(let row, let share):
+            try leaveShare(row: row, share, zone: zone)
+            return nil
         case .save(let p):
             if context.schemaMode == .development, p.client.recordType != Record.SystemType.share { try createJustInTime(p) }
             for (key, type) in p.newFieldTypes {
@@ -616,6 +704,9 @@ struct ModifyRun<Store: KeyValueStore> {
             }
             for target in p.newTargets.subtracting(p.oldTargets) {
                 try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
+            }
+            if p.existing == nil, p.client.recordType == Record.SystemType.share, case .string(let root)? = p.values[Share.rootKey] {
+                try linkShare(stored.recordName, toRoot: root, zone: zone, zoneID: zoneID)
             }
             if p.existing != nil { return try makeRecord(encoded: bytes, id: p.client.recordID) }
             return makeRecord(stored, zoneID: zoneID)
@@ -660,6 +751,10 @@ struct ModifyRun<Store: KeyValueStore> {
                 zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
                 now: now, txn: txn)
             deletedInZone += 1
+            if context.scope != .public {
+                try markSharedDeletion(of: record, zone: zone, sequence: sequence, row: row)
+            }
+            try unlinkShare(of: record, zone: zone, pending: &pending)
             for target in deleteSelfTargets(record.values) {
                 try txn.delete(Layout.refKey(zone: zone, target: target, source: row), in: writer.records.refs)
             }

@@ -42,6 +42,10 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
     ) throws {
         try access.check(.fetch, in: context)
         let wanted = desiredKeys.map(Set.init)
+        if context.scope == .shared {
+            try fetchShared(ids, wanted: wanted, context: context, deliver)
+            return
+        }
         try read { txn, names in
             let selection = try FieldSelection(wanted, names: &names)
             var zoneCache: [RecordZone.ID: Result<ZoneInfo?, FogError>] = [:]

@@ -313,6 +313,21 @@ extension RecordView {
         let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let recordType = try names.name(type)
         let recordID = id ?? Record.ID(recordName: recordName, zoneID: zoneID)
+        if recordType == Record.SystemType.share {
+            // A share's state is in reserved fields, which `Share.restore` reads and removes:
+            // they are read whatever the desired keys, from a view that checks every field.
+            var values: [String: FieldValue] = [:]
+            if count > 0 {
+                let everything = FieldNameTable(zoneID: zoneID, assetDirectory: table.assetDirectory, selection: .all)
+                values = try EncodedFields(RecordView(buffer, checking: .all), table: everything, arena: &arena, names: &names).allValues()
+                if let wanted = table.selection.ids {
+                    var keep = Share.internalKeys
+                    for id in wanted { keep.insert(try names.name(id)) }
+                    values = values.filter { keep.contains($0.key) }
+                }
+            }
+            return Share.restore(from: Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system))
+        }
         if count == 0 || table.selection.ids?.isEmpty == true {
             return Record(recordType: recordType, recordID: recordID, values: [:], parent: parent, system: system)
         }

@@ -207,11 +207,18 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
 
     private func validate(_ client: ClientRecord) throws(FogError) {
         try Validation.recordName(client.recordID.recordName)
-        try Validation.recordType(client.recordType)
+        let isShare = client.recordType == Record.SystemType.share
+        if isShare {
+            try validateShare(client)
+        } else {
+            try Validation.recordType(client.recordType)
+        }
         try Validation.zoneName(client.recordID.zoneID.zoneName, allowDefault: true)
-        for key in client.changedKeys { try Validation.fieldKey(key) }
+        // A share's reserved keys come from the share itself; its system fields are its own.
+        func isShareKey(_ key: String) -> Bool { isShare && (Share.internalKeys.contains(key) || Share.systemFieldKeys.contains(key)) }
+        for key in client.changedKeys where !isShareKey(key) { try Validation.fieldKey(key) }
         for (key, value) in client.values {
-            try Validation.fieldKey(key)
+            if !isShareKey(key) { try Validation.fieldKey(key) }
             try Validation.value(value, key: key, zoneID: client.recordID.zoneID)
         }
         if let parent = client.parent {
@@ -224,6 +231,34 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             guard parent.recordID.recordName != client.recordID.recordName else {
                 throw FogError(.invalidArguments, message: "record \(client.recordID.recordName) cannot be its own parent")
             }
+        }
+    }
+
+    /// The rules a share meets on its own (reference §10.1): made as a ``Share``, in a
+    /// custom zone, at most ``Share/maximumParticipants`` participants besides the owner, and
+    /// no invited participants beside a public permission.
+    private func validateShare(_ client: ClientRecord) throws(FogError) {
+        let name = client.recordID.recordName
+        guard let share = client.record as? Share else {
+            throw FogError(
+                .invalidArguments,
+                message: "record \(name) has type cloudkit.share: make shares with Share(rootRecord:) or Share(recordZoneID:)")
+        }
+        guard !client.recordID.zoneID.isDefaultZone else {
+            throw FogError(.invalidArguments, message: "share \(name): the default zone cannot be shared; share records of a custom zone")
+        }
+        let participants = share.participants.dropFirst()
+        guard participants.count <= Share.maximumParticipants else {
+            throw FogError(
+                .tooManyParticipants,
+                message: "share \(name) has \(participants.count) participants besides its owner; the limit is \(Share.maximumParticipants)"
+            )
+        }
+        if share.publicPermission != .none, participants.contains(where: { $0.acceptanceStatus == .pending && $0.role != .publicUser }) {
+            throw FogError(
+                .invalidArguments,
+                message:
+                    "share \(name) has public permission \(share.publicPermission) and invited participants; a share has one or the other")
         }
     }
 

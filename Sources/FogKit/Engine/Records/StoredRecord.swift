@@ -36,10 +36,11 @@ struct StoredRecord: Sendable {
         for (key, value) in values where value.needsResolution {
             values[key] = value.resolved(zoneID: zoneID, assetDirectory: assetDirectory)
         }
-        return Record(
+        let record = Record(
             recordType: recordType, recordID: Record.ID(recordName: recordName, zoneID: zoneID), values: values,
             parent: parent.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: zoneID), action: .none) },
             system: system)
+        return recordType == Record.SystemType.share ? Share.restore(from: record) : record
     }
 }
 

@@ -90,7 +90,7 @@ extension Engine {
             try txn.put(incarnation, forKey: Layout.metaIncarnation, in: core.meta)
             let outcome = try catalog.replace(with: production, keepingUnnamedIndexes: false, txn: txn, names: &names)
             var users: [String] = []
-            try txn.readView.scan(self.users.users) { _, value in
+            try txn.readView.scan(self.users.users, range: Layout.userIdentityRange) { _, value in
                 users.append(String(decoding: value, as: UTF8.self))
                 return true
             }

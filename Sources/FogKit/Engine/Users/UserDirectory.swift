@@ -2,7 +2,9 @@ import FogStorage
 import Foundation
 
 /// The users a store has seen: each identity's user record name, and the two `Users`
-/// records CloudKit gives a user (one in the public database, one in the user's private one).
+/// records CloudKit gives a user (one in the public database, one in the user's private one);
+/// and the user directory, which ties an email address and a name to a user
+/// (`UserDirectory+Entries.swift`).
 final class UserDirectory<Store: KeyValueStore>: EngineService {
     let core: EngineCore<Store>
     let records: RecordStore<Store>
@@ -10,7 +12,7 @@ final class UserDirectory<Store: KeyValueStore>: EngineService {
     let catalog: SchemaCatalog<Store>
     let changes: ChangeLog<Store>
     let zones: ZoneDirectory<Store>
-    /// User identity → user record name.
+    /// User identity → user record name; the directory's entries (`Layout+Users.swift`).
     let users: Table
 
     init(
@@ -34,15 +36,20 @@ final class UserDirectory<Store: KeyValueStore>: EngineService {
         if let existing = try read({ txn, _ in try txn.value(forKey: key, in: users) }) {
             return String(decoding: existing, as: UTF8.self)
         }
+        return try writeAndWait { [self] txn, names in try registeredName(of: identity, in: txn, names: &names) }
+    }
+
+    /// The user record name of `identity` inside a write transaction, registering the
+    /// user when the store does not know it yet (see ``userRecordName(for:)``).
+    func registeredName(of identity: String, in txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws -> String {
+        let key = Layout.userKey(identity)
+        if let existing = try txn.value(forKey: key, in: users) { return String(decoding: existing, as: UTF8.self) }
         var generator = SystemRandomNumberGenerator()
         let hex = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
         let candidate = "_" + hex
-        return try writeAndWait { [self] txn, names in
-            if let existing = try txn.value(forKey: key, in: users) { return String(decoding: existing, as: UTF8.self) }
-            try txn.put(Array(candidate.utf8), forKey: key, in: users)
-            try createUserRecords(candidate, txn: txn, names: &names)
-            return candidate
-        }
+        try txn.put(Array(candidate.utf8), forKey: key, in: users)
+        try createUserRecords(candidate, txn: txn, names: &names)
+        return candidate
     }
 
     /// Writes a user's two `Users` records (and their default zones when missing), and the

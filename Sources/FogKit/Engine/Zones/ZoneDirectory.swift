@@ -229,7 +229,22 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
 
     /// Fetches zones by ID.
     func fetchZones(_ zoneIDs: [RecordZone.ID], context: DatabaseContext) throws -> [(RecordZone.ID, Result<RecordZone, FogError>)] {
-        try read { txn, _ in
+        if context.scope == .shared, let user = context.user {
+            try access.check(.zoneRead, in: context)
+            // The zones shared with the user (`ZoneDirectory+Sharing.swift`).
+            return try read { txn, names in
+                zoneIDs.map { zoneID in
+                    (
+                        zoneID,
+                        Result { () throws(FogError) in
+                            let (info, _) = try fogTry { try sharedZone(zoneID, of: user, in: txn, names: &names) }
+                            return makeZone(zoneID, info: info)
+                        }
+                    )
+                }
+            }
+        }
+        return try read { txn, _ in
             zoneIDs.map { zoneID in
                 (
                     zoneID,
@@ -251,7 +266,13 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
         try access.check(.zoneRead, in: context)
         switch context.scope {
         case .public: return [RecordZone.default()]
-        case .shared: return []
+        case .shared:
+            guard let user = context.user else {
+                throw FogError(.internalError, message: "the access policy let nobody into a shared database")
+            }
+            return try read { txn, names in
+                try sharedZones(of: user, in: txn, names: &names).map { makeZone($0.0, info: $0.1) }
+            }
         case .private:
             guard let user = context.user else {
                 throw FogError(.internalError, message: "the access policy let nobody into a private database")
