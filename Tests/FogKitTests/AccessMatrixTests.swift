@@ -321,6 +321,15 @@ import Testing
             #expect(try admin.checkIntegrity().isSound)
         case .migrate:
             try AccessPolicy.standard.check(.administer(.migrate), AccessRequest(caller: .administrator))
+        case .lookUpUser:
+            #expect(try admin.userRecordID(forUser: "alice").recordName == fixture.alice)
+        case .changeRoleMembers, .readRoleMembers:
+            try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA CREATE ROLE Editor; RECORD TYPE Item (v INT64);"))
+            let alice = Record.ID(recordName: fixture.alice)
+            try await admin.addUser(alice, toRole: "Editor")
+            #expect(try admin.users(inRole: "Editor") == [alice])
+            try await admin.removeUser(alice, fromRole: "Editor")
+            #expect(try admin.users(inRole: "Editor").isEmpty)
         }
     }
 

@@ -62,6 +62,7 @@ enum AccessAction: Sendable, Hashable {
 enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
     case setIndexes, readIndexes, indexAdvice, backup, storeInfo, checkIntegrity, migrate
     case readSchema, importSchema, deploySchema, resetDevelopment
+    case changeRoleMembers, readRoleMembers, lookUpUser
 
     /// What the call does, for messages.
     var what: String {
@@ -77,6 +78,9 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
         case .importSchema: "importing a schema (importSchema(_:))"
         case .deploySchema: "deploying the schema to production (deploySchema())"
         case .resetDevelopment: "resetting the development environment (resetDevelopmentEnvironment())"
+        case .changeRoleMembers: "changing a security role's members (addUser(_:toRole:), removeUser(_:fromRole:))"
+        case .readRoleMembers: "reading a security role's members (users(inRole:))"
+        case .lookUpUser: "looking up a user's record ID (userRecordID(forUser:))"
         }
     }
 }
@@ -150,8 +154,9 @@ enum CandidateCheck: Sendable {
 /// The rules (CloudKit's; see `Docs/Access.md` for the table):
 /// - Nobody (anonymous) reads the public database; everything else needs a user.
 /// - A user reads and writes their private database; the shared database holds no zones yet.
-/// - Any user creates records in the public database; only a record's creator
-///   modifies or deletes it, directly or through a `deleteSelf` cascade.
+/// - In the public database, the security roles of the record's type decide who reads,
+///   creates, changes and deletes records, directly or through a `deleteSelf` cascade
+///   (``checkRoles(_:_:grants:)``, in `PublicRoles.swift`).
 /// - User records (type `Users`) are never deleted.
 /// - Zones are created and deleted only in the private database.
 /// - Only the administrator runs container-level calls; the administrator is not a
@@ -232,28 +237,21 @@ struct AccessPolicy: Sendable {
             case .shared: throw FogError(.badDatabase, message: "zones cannot be created or deleted in the shared database")
             }
         case .delete, .cascadeDelete:
-            if scope == .public, let creator = request.creator, creator != user {
-                throw FogError(
-                    .permissionFailure,
-                    message: "record \(request.recordName ?? "") in the public database can be deleted only by its creator"
-                        + cascadeNote(request))
-            }
+            // In the public database the security roles decide the rest (`checkRoles`).
             if request.recordType == Record.SystemType.userRecord {
                 throw FogError(
                     .permissionFailure, message: "user record \(request.recordName ?? "") cannot be deleted" + cascadeNote(request))
             }
         case .save:
-            if scope == .public, let creator = request.creator, creator != user {
-                throw FogError(
-                    .permissionFailure,
-                    message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
-            }
+            // In the public database the security roles decide (`checkRoles`); `user` stays
+            // for the rules of the shared database.
+            _ = user
         case .fetch, .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .administer:
             return
         }
     }
 
-    private func cascadeNote(_ request: AccessRequest) -> String {
+    func cascadeNote(_ request: AccessRequest) -> String {
         guard let origin = request.cascadeOrigin else { return "" }
         return "; deleting \(origin) would delete it through a deleteSelf reference"
     }

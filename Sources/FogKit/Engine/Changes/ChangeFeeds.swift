@@ -101,6 +101,8 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
             var last: (Int64, Int64)?
             let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names))
             var arena = FieldArenaWriter(expectedRecords: limit)
+            // The public database's feed leaves out the records the caller may not read.
+            var roles = context.scope == .public ? try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names) : nil
             try txn.scan(changes.changeTable, range: range) { key, value in
                 if count == limit {
                     page.moreComing = true
@@ -116,14 +118,25 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                     guard
                         let record = try records.withRecord(
                             row, in: txn,
-                            {
-                                try RecordView($0, checking: table.selection).makeRecord(
-                                    id: nil, table: table, arena: &arena, names: &names)
+                            { buffer -> Record? in
+                                let view = try RecordView(buffer, checking: table.selection)
+                                if roles != nil, try !roles!.feedShows(view, names: &names) { return nil }
+                                return try view.makeRecord(id: nil, table: table, arena: &arena, names: &names)
                             })
                     else { throw FormatError(message: "change log entry for missing row \(row)") }
+                    guard let record else {
+                        last = (sequence, row)
+                        return true
+                    }
                     page.changed.append(record)
                 case Layout.deletedEntry:
-                    let type = try names.name(r.int64())
+                    let typeID = try r.int64()
+                    // A deletion is left out when the caller may read no record of its type.
+                    if roles != nil, try !roles!.grants(ofType: typeID, names: &names).readsSome {
+                        last = (sequence, row)
+                        return true
+                    }
+                    let type = try names.name(typeID)
                     let name = try r.rawString(count: value.count - r.offset)
                     page.deleted.append((Record.ID(recordName: name, zoneID: zoneID), type))
                 case let kind:

@@ -230,7 +230,10 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     ) throws -> ReplaceOutcome {
         var outcome = ReplaceOutcome()
         let current = try stored(txn: txn.readView, names: &names.resolver)
-        for role in current.roles.subtracting(target.roles) { try txn.delete(Layout.roleKey(role.name), in: core.schema) }
+        for role in current.roles.subtracting(target.roles) {
+            try txn.delete(Layout.roleKey(role.name), in: core.schema)
+            try deleteMembers(of: role, txn: txn)
+        }
         for role in target.roles.subtracting(current.roles) { try txn.put([], forKey: Layout.roleKey(role.name), in: core.schema) }
 
         let allIndexes = try indexes.allDefinitions(txn: txn.readView, names: &names.resolver)
