@@ -380,3 +380,34 @@ import Testing
         #expect(try store.admin.users(inRole: "Admin").isEmpty)
     }
 }
+
+/// Record types created just in time get CloudKit's default grants, seen at once by caches
+/// filled before.
+@Suite struct JustInTimeGrantTests {
+    @Test func aTypeCreatedJustInTimeWithoutFieldsIsReadableAtOnce() async throws {
+        let store = try TestStore(user: "alice")
+        let bob = try store.container(user: "bob")
+        let nobody = try store.container(user: nil)
+        // Fill the grants' cache before the type exists.
+        _ = try await nobody.publicCloudDatabase.record(for: try await store.container.userRecordID())
+        let empty = Record(recordType: "Empty", recordID: Record.ID(recordName: "e"))
+        try await store.container.publicCloudDatabase.save(empty)
+        #expect(try await nobody.publicCloudDatabase.record(for: empty.recordID).recordType == "Empty")
+        // A user registered after the cache was filled: their `Users` record is readable too.
+        let carol = try store.container(user: "carol")
+        #expect(try await nobody.publicCloudDatabase.record(for: try await carol.userRecordID()).recordType == "Users")
+        // Defaults: bob creates, but only alice changes hers.
+        try await bob.publicCloudDatabase.save(Record(recordType: "Empty", recordID: Record.ID(recordName: "b")))
+        let copy = try await bob.publicCloudDatabase.record(for: empty.recordID)
+        copy["x"] = 1
+        await expectFogError(.permissionFailure) { try await bob.publicCloudDatabase.save(copy) }
+    }
+
+    /// In production a type the schema lacks is `unknownItem`, before any role is asked.
+    @Test func productionRefusesAnUnknownTypeAsUnknown() async throws {
+        let store = try TestStore(user: "alice", configuration: .init(durability: .none, environment: .production))
+        await expectFogError(.unknownItem) {
+            try await store.container.publicCloudDatabase.save(Record(recordType: "Nowhere", recordID: Record.ID(recordName: "n")))
+        }
+    }
+}

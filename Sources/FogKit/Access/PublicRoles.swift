@@ -100,10 +100,11 @@ extension AccessPolicy {
         return .nobody
     }
 
-    /// Whether a public change feed shows a record to the caller (it leaves out, without an
-    /// error, the records the caller may not read).
+    /// Whether the caller may read a record in the public database: a public change feed
+    /// leaves out, without an error, the records the caller may not read; a fetch asks
+    /// ``checkRoles(_:_:grants:)`` for the error.
     @inline(__always)
-    func feedShows(_ grants: PublicGrants, callerIsCreator: Bool) -> Bool {
+    func mayRead(_ grants: PublicGrants, callerIsCreator: Bool) -> Bool {
         grants.permissions(callerIsCreator: callerIsCreator).contains(.read)
     }
 }

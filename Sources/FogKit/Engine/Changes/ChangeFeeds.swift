@@ -120,7 +120,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                             row, in: txn,
                             { buffer -> Record? in
                                 let view = try RecordView(buffer, checking: table.selection)
-                                if roles != nil, try !roles!.feedShows(view, names: &names) { return nil }
+                                if roles != nil, try !roles!.mayRead(view, names: &names) { return nil }
                                 return try view.makeRecord(id: nil, table: table, arena: &arena, names: &names)
                             })
                     else { throw FormatError(message: "change log entry for missing row \(row)") }

@@ -123,6 +123,7 @@ struct PublicReadRoles {
     /// caller may read it.
     mutating func refusal<Store>(of view: RecordView, id: Record.ID, names: inout NameResolver<Store>) throws -> FogError? {
         let grants = try grants(ofType: view.type, names: &names)
+        if AccessPolicy.standard.mayRead(grants, callerIsCreator: isCaller(view.creator)) { return nil }
         let request = AccessRequest(
             caller: caller, scope: .public, zoneOwner: "", zoneName: id.zoneID.zoneName, recordType: try names.name(view.type),
             recordName: id.recordName, creator: try names.name(view.creator))
@@ -134,9 +135,9 @@ struct PublicReadRoles {
         }
     }
 
-    /// Whether a public change feed shows the record `view` to the caller.
-    mutating func feedShows<Store>(_ view: RecordView, names: inout NameResolver<Store>) throws -> Bool {
-        AccessPolicy.standard.feedShows(try grants(ofType: view.type, names: &names), callerIsCreator: isCaller(view.creator))
+    /// Whether the caller may read the record `view` (a public change feed shows it).
+    mutating func mayRead<Store>(_ view: RecordView, names: inout NameResolver<Store>) throws -> Bool {
+        AccessPolicy.standard.mayRead(try grants(ofType: view.type, names: &names), callerIsCreator: isCaller(view.creator))
     }
 }
 

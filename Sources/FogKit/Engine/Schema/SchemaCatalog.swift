@@ -159,7 +159,7 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     }
 
     /// Adds record type `recordType` to the catalog with CloudKit's default grants unless it is
-    /// there; returns whether it was added.
+    /// there (incrementing `meta/schemaVersion`); returns whether it was added.
     func addRecordTypeIfMissing(_ recordType: String, txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws -> Bool {
         let type = try names.intern(recordType)
         if try recordTypeExists(type, txn: txn.readView) { return false }
@@ -167,6 +167,8 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
         for (role, permissions) in Self.defaultGrants(of: recordType) {
             try txn.put([permissions.rawValue], forKey: Layout.grantKey(type: type, role: role.name), in: core.schema)
         }
+        // The grants' cache (``PublicRoleCache``) must see the new type.
+        _ = try nextCounter(Layout.metaSchemaVersion, in: txn)
         return true
     }
 
