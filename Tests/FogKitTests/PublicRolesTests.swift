@@ -403,6 +403,23 @@ import Testing
         await expectFogError(.permissionFailure) { try await bob.publicCloudDatabase.save(copy) }
     }
 
+    /// A record type an import removed has no grants: its records cannot be read until a save
+    /// in development creates the type again, with the default grants.
+    @Test func aTypeTheCatalogLacksHasNoGrantsUntilASaveCreatesItAgain() async throws {
+        let store = try TestStore(user: "alice")
+        let nobody = try store.container(user: nil)
+        let post = Record(recordType: "Post", recordID: Record.ID(recordName: "p"))
+        post["n"] = 1
+        try await store.container.publicCloudDatabase.save(post)
+        try await store.admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Other (n INT64);"))
+        await expectFogError(.permissionFailure) { _ = try await nobody.publicCloudDatabase.record(for: post.recordID) }
+        await expectFogError(.permissionFailure) { _ = try await store.container.publicCloudDatabase.record(for: post.recordID) }
+        let again = Record(recordType: "Post", recordID: Record.ID(recordName: "p2"))
+        again["n"] = 2
+        try await store.container.publicCloudDatabase.save(again)
+        #expect(try await nobody.publicCloudDatabase.record(for: post.recordID)["n"] as? Int == 1)
+    }
+
     /// In production a type the schema lacks is `unknownItem`, before any role is asked.
     @Test func productionRefusesAnUnknownTypeAsUnknown() async throws {
         let store = try TestStore(user: "alice", configuration: .init(durability: .none, environment: .production))
