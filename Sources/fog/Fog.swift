@@ -9,9 +9,9 @@ struct Fog: AsyncParsableCommand {
         discussion: "Stores live in a local folder (--store). Start with `fog demo`.",
         version: "0.1.0",
         subcommands: [
-            DemoCommand.self, QueryCommand.self, IndexCommand.self, SchemaCommand.self, ChangesCommand.self, InfoCommand.self,
-            CheckCommand.self, LoadCommand.self, ExportCommand.self, ImportCommand.self, BackupCommand.self, RestoreCommand.self,
-            UserCommand.self,
+            DemoCommand.self, QueryCommand.self, IndexCommand.self, SchemaCommand.self, RoleCommand.self, ChangesCommand.self,
+            InfoCommand.self, CheckCommand.self, LoadCommand.self, ExportCommand.self, ImportCommand.self, BackupCommand.self,
+            RestoreCommand.self, UserCommand.self,
         ]
     )
 }

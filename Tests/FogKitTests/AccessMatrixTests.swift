@@ -326,6 +326,15 @@ import Testing
             #expect(try await fixture.store.container.userIdentity(forEmailAddress: "carol@example.com") == carol)
         case .readUsers:
             #expect(Set(try admin.users().keys) == ["alice", "bob"])
+        case .lookUpUser:
+            #expect(try admin.userRecordID(forUser: "alice").recordName == fixture.alice)
+        case .changeRoleMembers, .readRoleMembers:
+            try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA CREATE ROLE Editor; RECORD TYPE Item (v INT64);"))
+            let alice = Record.ID(recordName: fixture.alice)
+            try await admin.addUser(alice, toRole: "Editor")
+            #expect(try admin.users(inRole: "Editor") == [alice])
+            try await admin.removeUser(alice, fromRole: "Editor")
+            #expect(try admin.users(inRole: "Editor").isEmpty)
         }
     }
 

@@ -34,20 +34,21 @@ import Testing
         let work = try TemporaryDirectory("schema-environments")
         let store = try Self.seededStore(in: work)
         try Self.fogSucceeds(["schema", "deploy", "--store", store])
-        let line = #"{"recordName":"n1","recordType":"Note","fields":{"title":{"type":"STRING","value":"in production"}}}"#
+        // Post: `_icloud` creates, `_world` reads (Note grants no one CREATE in the public database).
+        let line = #"{"recordName":"n1","recordType":"Post","fields":{"caption":{"type":"STRING","value":"in production"}}}"#
         let file = try Self.write(line + "\n", "note.jsonl", in: work)
         try Self.fogSucceeds(["import", file, "--store", store, "--environment", "production", "--database", "public", "--user", "alice"])
         let production = try Self.fogSucceeds(
             [
-                "query", "Note", "--where", "title == 'in production'", "--database", "public", "--environment", "production", "--store",
+                "query", "Post", "--where", "caption == 'in production'", "--database", "public", "--environment", "production", "--store",
                 store,
             ])
         #expect(production.contains("n1"), "\(production)")
         let development = try Self.fogSucceeds(
-            ["query", "Note", "--where", "title == 'in production'", "--database", "public", "--store", store])
+            ["query", "Post", "--where", "caption == 'in production'", "--database", "public", "--store", store])
         #expect(!development.contains("n1"), "\(development)")
         // Production refuses a field its schema lacks.
-        let unknown = #"{"recordName":"n2","recordType":"Note","fields":{"mood":{"type":"STRING","value":"x"}}}"#
+        let unknown = #"{"recordName":"n2","recordType":"Post","fields":{"mood":{"type":"STRING","value":"x"}}}"#
         let bad = try Self.write(unknown + "\n", "bad.jsonl", in: work)
         let run = try FogTool.run([
             "import", bad, "--store", store, "--environment", "production", "--database", "public", "--user", "alice",

@@ -74,6 +74,7 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
     case readSchema, importSchema, deploySchema, resetDevelopment
     /// Adding a user or changing its directory entry; listing the directory.
     case changeUsers, readUsers
+    case changeRoleMembers, readRoleMembers, lookUpUser
 
     /// What the call does, for messages.
     var what: String {
@@ -91,6 +92,9 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
         case .resetDevelopment: "resetting the development environment (resetDevelopmentEnvironment())"
         case .changeUsers: "changing the user directory (addUser(_:emailAddress:nameComponents:))"
         case .readUsers: "listing the user directory (users())"
+        case .changeRoleMembers: "changing a security role's members (addUser(_:toRole:), removeUser(_:fromRole:))"
+        case .readRoleMembers: "reading a security role's members (users(inRole:))"
+        case .lookUpUser: "looking up a user's record ID (userRecordID(forUser:))"
         }
     }
 }
@@ -241,8 +245,9 @@ enum CandidateCheck: Sendable {
 /// - Nobody (anonymous) reads the public database; everything else needs a user.
 /// - A user reads and writes their private database; the shared database holds the owners'
 ///   zones the user accepted a share of.
-/// - Any user creates records in the public database; only a record's creator
-///   modifies or deletes it, directly or through a `deleteSelf` cascade.
+/// - In the public database, the security roles of the record's type decide who reads,
+///   creates, changes and deletes records, directly or through a `deleteSelf` cascade
+///   (``checkRoles(_:_:grants:)``, in `PublicRoles.swift`).
 /// - User records (type `Users`) are never deleted.
 /// - Users look other users up in the user directory; nobody (anonymous) cannot.
 /// - A share's metadata and its acceptance are for its owner, its invited participants, and
@@ -355,23 +360,15 @@ struct AccessPolicy: Sendable {
                             + cascadeNote(request))
                 }
             }
-            if scope == .public, let creator = request.creator, creator != user {
-                throw FogError(
-                    .permissionFailure,
-                    message: "record \(request.recordName ?? "") in the public database can be deleted only by its creator"
-                        + cascadeNote(request))
-            }
+            // In the public database the security roles decide the rest (`checkRoles`).
             if request.recordType == Record.SystemType.userRecord {
                 throw FogError(
                     .permissionFailure, message: "user record \(request.recordName ?? "") cannot be deleted" + cascadeNote(request))
             }
         case .save:
             if scope == .shared, request.recordName != nil { try decideSharedWrite(action, request) }
-            if scope == .public, let creator = request.creator, creator != user {
-                throw FogError(
-                    .permissionFailure,
-                    message: "record \(request.recordName ?? "") in the public database can be changed only by its creator")
-            }
+            // In the public database the security roles decide (`checkRoles`).
+            _ = user
         case .fetch:
             // A record of an owner's zone in the shared database: only the shared ones.
             if scope == .shared, let recordName = request.recordName, request.shareStanding != .participant(.accepted) {
@@ -442,7 +439,7 @@ struct AccessPolicy: Sendable {
         "record \(recordName) does not exist or is not shared with this user"
     }
 
-    private func cascadeNote(_ request: AccessRequest) -> String {
+    func cascadeNote(_ request: AccessRequest) -> String {
         guard let origin = request.cascadeOrigin else { return "" }
         return "; deleting \(origin) would delete it through a deleteSelf reference"
     }

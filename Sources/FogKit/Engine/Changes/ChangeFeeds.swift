@@ -115,6 +115,8 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
             var covered: [String: Bool] = [:]
             let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names))
             var arena = FieldArenaWriter(expectedRecords: limit)
+            // The public database's feed leaves out the records the caller may not read.
+            var roles = context.scope == .public ? try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names) : nil
             try txn.scan(changes.changeTable, range: range) { key, value in
                 if count == limit {
                     page.moreComing = true
@@ -132,10 +134,12 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                     let made = try records.withRecord(row, in: txn) { buffer -> Record? in
                         let view = try RecordView(buffer, checking: table.selection)
                         if let coverage, !(try isCovered(view, coverage, zone: zone, memo: &covered, txn: txn)) { return nil }
+                        // The public database's feed leaves out the records the caller may not read.
+                        if roles != nil, try !roles!.mayRead(view, names: &names) { return nil }
                         return try view.makeRecord(id: nil, table: table, arena: &arena, names: &names)
                     }
                     guard let made else { throw FormatError(message: "change log entry for missing row \(row)") }
-                    // A record no share of the user covers is left out.
+                    // A record no share of the user covers, or that the caller may not read, is left out.
                     guard let record = made else { return true }
                     if let share = record as? Share, let user = context.user { share.makeCurrentUser(user) }
                     page.changed.append(record)
@@ -146,7 +150,10 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                             forKey: Layout.sharedDeletionKey(zone: zone, sequence: sequence, row: row), in: changes.changeTable)
                         guard let mark, coverage.shareNames.contains(String(decoding: mark, as: UTF8.self)) else { return true }
                     }
-                    let type = try names.name(r.int64())
+                    let typeID = try r.int64()
+                    // A deletion is left out when the caller may read no record of its type.
+                    if roles != nil, try !roles!.grants(ofType: typeID, names: &names).readsSome { return true }
+                    let type = try names.name(typeID)
                     let name = try r.rawString(count: value.count - r.offset)
                     page.deleted.append((Record.ID(recordName: name, zoneID: zoneID), type))
                 case let kind:

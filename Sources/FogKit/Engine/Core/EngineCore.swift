@@ -25,6 +25,8 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
 
     let meta: Table
     let schema: Table
+    /// The grants and role memberships the public database's access checks read.
+    let publicRoles = PublicRoleCache()
 
     /// Opens (or creates) the store in `directory` and reads or writes its format version,
     /// incarnation and identifier. The caller closes the store when a later step fails.

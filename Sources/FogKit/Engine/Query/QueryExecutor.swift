@@ -51,13 +51,22 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
                 }
             }
             guard let zone, let typeID = prepared.typeID else { return (QueryBatch(records: [], next: nil), advice) }
+            let request = AccessRequest(
+                caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType,
+                acceptedShares: shares)
+            let candidates: CandidateCheck
+            if context.scope == .public {
+                // The security roles of the record type decide which records the query sees.
+                var roles = try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names)
+                candidates = access.queryCandidates(
+                    request, grants: try roles.grants(ofType: typeID, names: &names), callerID: roles.callerID)
+            } else {
+                candidates = access.queryCandidates(request)
+            }
+            if case .nobody = candidates { return (QueryBatch(records: [], next: nil), advice) }
             var run = try QueryRun(
                 executor: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
-                names: names, limit: limit,
-                candidates: access.queryCandidates(
-                    AccessRequest(
-                        caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType,
-                        acceptedShares: shares)))
+                names: names, limit: limit, candidates: candidates)
             let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
             names = run.names
             let records = matches.map(\.record)

@@ -323,7 +323,7 @@ struct ModifyRun<Store: KeyValueStore> {
                         shareStanding: sharedZone.shares.contains { $0.name == id.recordName } ? .participant(.accepted) : .outsider))
                 return .leave(row: existing.row, share: existing.record)
             }
-            try writer.access.check(.delete, try request(for: existing.record))
+            try writer.access.check(.delete, try request(for: existing.record), grants: try publicGrants(existing.record.recordType))
             try checkCascade(from: existing.row, existing.record, zone: zone.id)
             return .delete(row: existing.row, record: existing.record)
         case .save(let client):
@@ -401,6 +401,13 @@ struct ModifyRun<Store: KeyValueStore> {
         // every environment, outside the catalog.
         let production = context.schemaMode == .production && client.recordType != Record.SystemType.share
         if production, existing == nil { try checkKnownType(client.recordType) }
+        if context.scope == .public {
+            // After the production check (an unknown type is `unknownItem`); in development
+            // a type missing from the catalog is checked with the grants it gets when created.
+            try writer.access.checkRoles(
+                .save, request(for: existing?.header, recordType: client.recordType, recordName: name),
+                grants: try publicGrants(client.recordType, saving: true))
+        }
         var newTypes: [(String, FieldType)] = []
         for key in values.keys.sorted() {
             let type = values[key]!.fieldType
@@ -508,6 +515,21 @@ struct ModifyRun<Store: KeyValueStore> {
         return request
     }
 
+    /// What the security roles grant the caller on record type `recordType` in the public
+    /// database (``PublicGrants/none`` in the others, where roles do not apply). A type the
+    /// catalog lacks has no grants, except for a save in development, which creates it
+    /// just in time with CloudKit's defaults (``createJustInTime(_:)``) before writing.
+    private func publicGrants(_ recordType: String, saving: Bool = false) throws(FogError) -> PublicGrants {
+        guard context.scope == .public else { return .none }
+        return try fogTry {
+            var resolver = names.resolver
+            let snapshot = try writer.core.publicRoles.snapshot(core: writer.core, txn: txn.readView)
+            return snapshot.grants(
+                ofType: try resolver.id(recordType), named: recordType, caller: .user(user),
+                justInTime: saving && context.schemaMode == .development)
+        }
+    }
+
     /// Asks the access policy about every record that deleting `record` would delete
     /// through `deleteSelf` references (as ``deleteRow(_:_:zone:)`` will), so a
     /// delete fails as a whole, before anything is written, when one of them may not be
@@ -534,7 +556,8 @@ struct ModifyRun<Store: KeyValueStore> {
                     }
                 }
                 guard let stored else { continue }
-                try writer.access.check(.cascadeDelete, try request(for: stored, cascadeOrigin: record.recordName))
+                try writer.access.check(
+                    .cascadeDelete, try request(for: stored, cascadeOrigin: record.recordName), grants: try publicGrants(stored.recordType))
                 pending.append(stored.recordName)
             }
         }

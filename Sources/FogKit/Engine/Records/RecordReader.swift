@@ -55,6 +55,8 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
             var tables = FetchNameTables(shared: sharedTable, selection: selection, assetDirectory: assetDirectory)
             defer { tables.publish() }
             var arena = FieldArenaWriter(expectedRecords: ids.count)
+            // The public database's security roles, asked of every record fetched.
+            var roles = context.scope == .public ? try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names) : nil
             for id in ids {
                 let zone: Result<ZoneInfo?, FogError>
                 if let lastZone, lastZone.id == id.zoneID {
@@ -82,13 +84,14 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
                     deliver(id, .failure(unknown(id)))
                 case .success(let info?):
                     let record = try records.rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
-                        try records.withRecord(row, in: txn) { buffer in
+                        try records.withRecord(row, in: txn) { buffer -> Result<Record, FogError> in
                             let view = try RecordView(buffer, checking: selection)
+                            if roles != nil, let refusal = try roles!.refusal(of: view, id: id, names: &names) { return .failure(refusal) }
                             let table = tables.table(for: view, zoneID: id.zoneID)
-                            return try view.makeRecord(id: id, table: table, arena: &arena, names: &names)
+                            return .success(try view.makeRecord(id: id, table: table, arena: &arena, names: &names))
                         }
                     }
-                    deliver(id, record.map { .success($0) } ?? .failure(unknown(id)))
+                    deliver(id, record ?? .failure(unknown(id)))
                 }
             }
         }

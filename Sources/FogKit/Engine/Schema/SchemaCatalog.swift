@@ -159,7 +159,7 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     }
 
     /// Adds record type `recordType` to the catalog with CloudKit's default grants unless it is
-    /// there; returns whether it was added.
+    /// there (incrementing `meta/schemaVersion`); returns whether it was added.
     func addRecordTypeIfMissing(_ recordType: String, txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws -> Bool {
         let type = try names.intern(recordType)
         if try recordTypeExists(type, txn: txn.readView) { return false }
@@ -167,6 +167,8 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
         for (role, permissions) in Self.defaultGrants(of: recordType) {
             try txn.put([permissions.rawValue], forKey: Layout.grantKey(type: type, role: role.name), in: core.schema)
         }
+        // The grants' cache (``PublicRoleCache``) must see the new type.
+        _ = try nextCounter(Layout.metaSchemaVersion, in: txn)
         return true
     }
 
@@ -230,7 +232,10 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     ) throws -> ReplaceOutcome {
         var outcome = ReplaceOutcome()
         let current = try stored(txn: txn.readView, names: &names.resolver)
-        for role in current.roles.subtracting(target.roles) { try txn.delete(Layout.roleKey(role.name), in: core.schema) }
+        for role in current.roles.subtracting(target.roles) {
+            try txn.delete(Layout.roleKey(role.name), in: core.schema)
+            try deleteMembers(of: role, txn: txn)
+        }
         for role in target.roles.subtracting(current.roles) { try txn.put([], forKey: Layout.roleKey(role.name), in: core.schema) }
 
         let allIndexes = try indexes.allDefinitions(txn: txn.readView, names: &names.resolver)

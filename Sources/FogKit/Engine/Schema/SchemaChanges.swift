@@ -81,8 +81,9 @@ extension Engine {
             ] {
                 try txn.clear(store.table(named: table))
             }
-            // The catalog goes, the names stay (they are only interned strings).
-            for tag in ["t", "f", "x", "b", "d", "r", "g"] {
+            // The catalog goes (role memberships too: CloudKit's reset deletes the user
+            // records that hold them), the names stay (they are only interned strings).
+            for tag in ["t", "f", "x", "b", "d", "r", "g", "m"] {
                 var w = KeyWriter(capacity: 4)
                 w.append(tag)
                 try txn.deleteAll(in: core.schema, range: .prefix(w.bytes))
