@@ -323,3 +323,55 @@ import Testing
         #expect(try await restored.privateCloudDatabase.record(for: Record.ID(recordName: "p1"))["title"] as? String == "prod")
     }
 }
+
+/// Cases a review of the catalog found.
+@Suite struct SchemaCatalogReviewTests {
+    let store: TestStore
+    var admin: Container.Administrator { store.admin }
+
+    init() throws { store = try TestStore() }
+
+    static func note(_ name: String, title: String) -> Record {
+        let record = Record(recordType: "Note", recordID: Record.ID(recordName: name))
+        record["title"] = title
+        return record
+    }
+
+    @Test func aTypeAnImportRemovedComesBackWithItsOldRecordsIndexed() async throws {
+        let db = store.privateDatabase
+        for i in 0..<20 { try await db.save(Self.note("old\(i)", title: "same")) }
+        try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Other (x STRING);"))
+        #expect(try admin.schema(for: .development).recordTypes["Note"] == nil)
+        let again = Self.note("new", title: "same")
+        again["rank"] = 1
+        try await db.save(again)
+        // The type is back; its new field's index was built for the old records too, and the
+        // index `title` gets again covers the old records (it is not taken as ready at once).
+        #expect(try admin.schema(for: .development).recordTypes["Note"] != nil)
+        let query = Query(recordType: "Note", predicate: try QueryPredicate(format: "title == 'same'"))
+        let (results, _) = try await db.records(matching: query, inZoneWith: nil, resultsLimit: 100)
+        #expect(results.count == 21)
+        #expect(try admin.checkIntegrity().isSound)
+    }
+
+    @Test func redeployingAfterUsersSignedInToProductionWorks() async throws {
+        // A development store with no Users type yet: a schema imported before any user.
+        let empty = try TestStore(user: nil)
+        try await empty.admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING);"))
+        #expect(try empty.admin.schema(for: .development).recordTypes["Users"] == nil)
+        try await empty.admin.deploySchema()
+        let production = try empty.productionContainer(user: "alice")
+        production.close()
+        #expect(try empty.admin.schema(for: .production).recordTypes["Users"] != nil)
+        try await empty.admin.deploySchema()
+    }
+
+    @Test func aRetiredUnpinnedNumberComesBackWithAnyNumber() async throws {
+        try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING, n NUMBER);"))
+        try await admin.importSchema(try Schema(parsing: "DEFINE SCHEMA RECORD TYPE Note (title STRING);"))
+        let record = Self.note("n1", title: "a")
+        record["n"] = 5
+        try await store.privateDatabase.save(record)
+        #expect(try admin.schema(for: .development).recordTypes["Note"]?.fields["n"]?.type == .primitive(.number(preferredAs: .int64)))
+    }
+}

@@ -57,9 +57,9 @@ extension Container.Administrator {
     /// Resets the development environment, as the CloudKit console's "Reset Development
     /// Environment" and `cktool reset-schema` do: every development record, zone, change log
     /// and asset is deleted, and development's schema becomes production's (empty when
-    /// nothing was deployed). Users stay, with new `Users` records; change tokens and
-    /// cursors taken before fail (``FogError/Code/changeTokenExpired`` for tokens).
-    /// Containers open on development see the empty store at once.
+    /// nothing was deployed). Users stay, with new `Users` records; change tokens taken
+    /// before fail with ``FogError/Code/changeTokenExpired``. Containers open on development,
+    /// in this process or another, see the empty store at once.
     public func resetDevelopmentEnvironment() async throws {
         try authorize(.resetDevelopment)
         let production = try withEngine(for: .production) { engine in try fogTry { try engine.catalog.storedCatalog() } }

@@ -152,8 +152,14 @@ extension Container {
             try withEngine(for: .development) { engine in try fogTry { try engine.maintenance.backup(to: destination) } }
             let production = Container.Environment.production
             if storeExists(at: production.storeDirectory(in: directory)) {
-                try withEngine(for: production) { engine in
-                    try fogTry { try engine.maintenance.backup(to: production.storeDirectory(in: destination)) }
+                do {
+                    try withEngine(for: production) { engine in
+                        try fogTry { try engine.maintenance.backup(to: production.storeDirectory(in: destination)) }
+                    }
+                } catch {
+                    // No half backup: `destination` was empty or missing before.
+                    try? FileManager.default.removeItem(at: destination)
+                    throw error
                 }
             }
         }

@@ -65,6 +65,8 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
             }
             let current = try currentSequence(in: txn)
+            // Read in the snapshot: a development reset changes it (from another process too).
+            let incarnation = try core.incarnation(in: txn)
             let zone = info?.id ?? 0
             let created = info?.createdSequence ?? 0
             func token(_ sequence: Int64, _ row: Int64) -> ServerChangeToken {
@@ -183,6 +185,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
         let owner = context.scope == .public ? "" : context.user!
         return try read { txn, names in
             let current = try currentSequence(in: txn)
+            let incarnation = try core.incarnation(in: txn)
             func token(_ sequence: Int64, _ zone: Int64) -> ServerChangeToken {
                 ChangeTokenContent.database(incarnation: incarnation, scope: scope, owner: owner, sequence: sequence, zone: zone).token
             }

@@ -95,8 +95,6 @@ extension EngineService {
     var access: AccessPolicy { .standard }
     /// The folder that holds the store's asset files.
     var assetDirectory: URL { core.assetDirectory }
-    /// The store's incarnation: the bytes that tell copies of a store apart.
-    var incarnation: [UInt8] { core.incarnation }
 
     /// Runs `body` in a read snapshot with a name resolver.
     @inline(__always)

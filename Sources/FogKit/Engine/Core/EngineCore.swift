@@ -16,8 +16,14 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
 
     /// The interned names and fixed field types, shared by every engine on the store.
     var names: NameCache { shared.names }
-    /// The bytes that tell copies of the store apart (see ``SharedStoreState/incarnation``).
-    var incarnation: [UInt8] { shared.incarnation }
+    /// The bytes that tell copies of the store apart, as `txn` sees them (a development reset
+    /// changes them).
+    func incarnation(in txn: Store.ReadTransaction) throws -> [UInt8] {
+        guard let bytes = try txn.value(forKey: Layout.metaIncarnation, in: meta) else {
+            throw FormatError(message: "store without incarnation")
+        }
+        return bytes
+    }
 
     /// The format version the store had when it was opened; below ``Layout/formatVersion``
     /// until ``Maintenance/migrate(from:)`` has run.
@@ -62,7 +68,8 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         do {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
             let (incarnation, version) = try Self.initializeMeta(store: store, meta: meta, identifier: identifier, existed: existed)
-            self.shared = SharedStoreState.acquire(directory: directory, incarnation: incarnation)
+            _ = incarnation
+            self.shared = SharedStoreState.acquire(directory: directory)
             self.openedVersion = version
         } catch {
             store.close()
@@ -149,11 +156,9 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
 
     /// Runs `body` in a read snapshot with a name resolver.
     func read<R>(_ body: (Store.ReadTransaction, inout NameResolver<Store>) throws -> R) throws -> R {
-        // Taken before the transaction begins (see `NameCache`).
-        let snapshot = names.snapshot
-        return try mapStorageErrors {
+        try mapStorageErrors {
             try store.read { txn in
-                var names = NameResolver<Store>(cache: names, transaction: txn, schema: schema, snapshot: snapshot)
+                var names = NameResolver<Store>(cache: names, transaction: txn, schema: schema, meta: meta)
                 return try body(txn, &names)
             }
         }
@@ -167,7 +172,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
             try await store.write { [self] txn in
                 var writer = NameWriter(core: self, transaction: txn)
                 let value = try body(txn, &writer)
-                box.set(writer.namesToPublish, writer.fieldTypesToPublish, generation: writer.generation)
+                box.set(writer.namesToPublish)
                 return value
             }
         }
@@ -183,7 +188,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         let job = { [self] (txn: Store.WriteTransaction) throws -> R in
             var writer = NameWriter(core: self, transaction: txn)
             let value = try body(txn, &writer)
-            box.set(writer.namesToPublish, writer.fieldTypesToPublish, generation: writer.generation)
+            box.set(writer.namesToPublish)
             return value
         }
         let result: R = try mapStorageErrors {

@@ -10,21 +10,20 @@ import Synchronization
 /// commits. A miss is always resolved from the transaction at hand, so the cache
 /// never needs to be right, only fast.
 ///
-/// Names never change once interned. Field types do, but only when an administrator
-/// replaces the catalog (a schema import that removes a field, a development reset): that
-/// call ends with ``invalidateCatalog()``, which empties the field types and starts a new
-/// generation. A reader takes the cache's snapshot, and with it the generation, before its
-/// transaction begins; what it learns is kept only while the generation is unchanged, so
-/// nothing learned from a snapshot older than the catalog change survives it. Write
-/// transactions do not use cached field types at all (they read them from the store, once
-/// per transaction).
+/// Names never change once interned. Field types do, when an administrator changes the
+/// catalog (a schema import that removes a field, a development reset), in this process or
+/// another. So cached field types are keyed by the catalog's version (`meta/schemaVersion`,
+/// which every such change increments): a reader uses them only when the version its own
+/// transaction reads is theirs, and what it learns is tagged with that version (a newer
+/// version replaces them all). Write transactions do not use cached field types at all (they
+/// read them from the store, once per transaction).
 final class NameCache: Sendable {
     struct Snapshot: Sendable {
         var names: [String?] = []
         var ids: [String: Int64] = [:]
         var fieldTypes: [FieldTypeKey: FieldType] = [:]
-        /// The number of catalog changes before this snapshot was taken.
-        var generation = 0
+        /// The catalog version the field types were read at (-1: none yet).
+        var fieldTypesVersion: Int64 = -1
     }
 
     struct FieldTypeKey: Hashable, Sendable {
@@ -36,24 +35,11 @@ final class NameCache: Sendable {
 
     var snapshot: Snapshot { storage.withLock { $0 } }
 
-    /// Adds what a write transaction interned or read, once it committed. Field types are
-    /// taken only when no catalog change came since `generation`.
-    func publish(names: [(String, Int64)], fieldTypes: [(FieldTypeKey, FieldType)], generation: Int) {
-        guard !names.isEmpty || !fieldTypes.isEmpty else { return }
+    /// Adds the names a write transaction interned or read, once it committed.
+    func publish(names: [(String, Int64)]) {
+        guard !names.isEmpty else { return }
         storage.withLock { s in
             for (name, id) in names { Self.insert(name, id, into: &s) }
-            if s.generation == generation {
-                for (key, type) in fieldTypes { s.fieldTypes[key] = type }
-            }
-        }
-    }
-
-    /// Forgets every field type and starts a new generation: called after a transaction that
-    /// removed or changed field types committed.
-    func invalidateCatalog() {
-        storage.withLock { s in
-            s.generation += 1
-            s.fieldTypes = [:]
         }
     }
 
@@ -61,9 +47,14 @@ final class NameCache: Sendable {
         storage.withLock { Self.insert(name, id, into: &$0) }
     }
 
-    fileprivate func learn(_ key: FieldTypeKey, _ type: FieldType, generation: Int) {
+    /// Keeps a field type a reader read at catalog version `version`.
+    fileprivate func learn(_ key: FieldTypeKey, _ type: FieldType, version: Int64) {
         storage.withLock { s in
-            if s.generation == generation { s.fieldTypes[key] = type }
+            if s.fieldTypesVersion < version {
+                s.fieldTypes = [:]
+                s.fieldTypesVersion = version
+            }
+            if s.fieldTypesVersion == version { s.fieldTypes[key] = type }
         }
     }
 
@@ -81,25 +72,26 @@ struct NameResolver<Store: KeyValueStore> {
     let cache: NameCache
     let transaction: Store.ReadTransaction
     let schema: Table
+    /// The `meta` table, for the catalog version field types are cached by.
+    let meta: Table
     var snapshot: NameCache.Snapshot
+    private var knownCatalogVersion: Int64?
     /// What a write transaction found in the store past the cache, kept for the transaction:
-    /// the shared cache takes only committed names, so these wait in ``learned`` and
-    /// ``learnedFieldTypes`` for the writer to publish them after the commit.
+    /// the shared cache takes only committed names, so these wait in ``learned`` for the
+    /// writer to publish them after the commit.
     private var localIDs: [String: Int64] = [:]
     private var localNames: [Int64: String] = [:]
     private var localFieldTypes: [NameCache.FieldTypeKey: FieldType] = [:]
     /// The names a write transaction read from the store (not the cache).
     private(set) var learned: [(String, Int64)] = []
-    /// The field types a write transaction read from the store (not the cache).
-    private(set) var learnedFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
 
-    /// A resolver for `transaction`. A reader passes the snapshot it took before the
-    /// transaction began (see ``NameCache``); a writer's is taken here.
-    init(cache: NameCache, transaction: Store.ReadTransaction, schema: Table, snapshot: NameCache.Snapshot? = nil) {
+    /// A resolver for `transaction`.
+    init(cache: NameCache, transaction: Store.ReadTransaction, schema: Table, meta: Table) {
         self.cache = cache
         self.transaction = transaction
         self.schema = schema
-        self.snapshot = snapshot ?? cache.snapshot
+        self.meta = meta
+        self.snapshot = cache.snapshot
     }
 
     /// The name with `id`; a missing id means the stored data is corrupt.
@@ -128,6 +120,14 @@ struct NameResolver<Store: KeyValueStore> {
         localNames[id] = name
     }
 
+    /// The catalog version (`meta/schemaVersion`) the transaction sees, read once.
+    private mutating func catalogVersion() throws -> Int64 {
+        if let knownCatalogVersion { return knownCatalogVersion }
+        let version = try transaction.withValue(forKey: Layout.metaSchemaVersion, in: meta) { try readBigEndianKey($0) } ?? 0
+        knownCatalogVersion = version
+        return version
+    }
+
     /// Keeps a field type a write transaction read or fixed, for the rest of the transaction.
     mutating func remember(_ key: NameCache.FieldTypeKey, _ type: FieldType) {
         localFieldTypes[key] = type
@@ -152,9 +152,13 @@ struct NameResolver<Store: KeyValueStore> {
     /// The fixed type of field `field` of record type `type`, or `nil` when unset.
     mutating func fieldType(type: Int64, field: Int64) throws -> FieldType? {
         let key = NameCache.FieldTypeKey(type: type, field: field)
-        // A writer reads field types from the store: the cache may hold types of a catalog
-        // that a transaction committed just before this one replaced (see `NameCache`).
-        if transaction.isReadOnly, let t = snapshot.fieldTypes[key] { return t }
+        // A reader uses cached types of the catalog version it sees; a writer reads them from
+        // the store (see `NameCache`).
+        if transaction.isReadOnly, !snapshot.fieldTypes.isEmpty, snapshot.fieldTypesVersion == (try catalogVersion()),
+            let t = snapshot.fieldTypes[key]
+        {
+            return t
+        }
         if !localFieldTypes.isEmpty, let t = localFieldTypes[key] { return t }
         guard let bytes = try transaction.value(forKey: Layout.fieldTypeKey(type: type, field: field), in: schema) else {
             return nil
@@ -164,11 +168,10 @@ struct NameResolver<Store: KeyValueStore> {
         let declaration = try FieldDeclaration(bytes)
         guard let t = declaration.type, !declaration.isRetired else { return nil }
         if transaction.isReadOnly {
-            cache.learn(key, t, generation: snapshot.generation)
+            cache.learn(key, t, version: try catalogVersion())
             snapshot = cache.snapshot
         } else {
             remember(key, t)
-            learnedFieldTypes.append((key, t))
         }
         return t
     }

@@ -3,16 +3,10 @@ import FogStorage
 /// Carries names created inside a write job to the publication after commit.
 final class PublishBox: @unchecked Sendable {
     private var names: [(String, Int64)] = []
-    private var fieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
-    private var generation = 0
 
-    func set(_ names: [(String, Int64)], _ fieldTypes: [(NameCache.FieldTypeKey, FieldType)], generation: Int) {
-        self.names = names
-        self.fieldTypes = fieldTypes
-        self.generation = generation
-    }
+    func set(_ names: [(String, Int64)]) { self.names = names }
 
-    func publish(to cache: NameCache) { cache.publish(names: names, fieldTypes: fieldTypes, generation: generation) }
+    func publish(to cache: NameCache) { cache.publish(names: names) }
 }
 
 /// Interns names inside a write transaction.
@@ -21,19 +15,15 @@ struct NameWriter<Store: KeyValueStore> {
     let transaction: Store.WriteTransaction
     let core: EngineCore<Store>
     private(set) var created: [(String, Int64)] = []
-    private(set) var createdFieldTypes: [(NameCache.FieldTypeKey, FieldType)] = []
 
     /// The names to publish once the transaction commits: those it created and those it
     /// read from the store (committed with it, if they were not before).
     var namesToPublish: [(String, Int64)] { created + resolver.learned }
 
-    /// The field types to publish once the transaction commits, as ``namesToPublish``.
-    var fieldTypesToPublish: [(NameCache.FieldTypeKey, FieldType)] { createdFieldTypes + resolver.learnedFieldTypes }
-
     init(core: EngineCore<Store>, transaction: Store.WriteTransaction) {
         self.core = core
         self.transaction = transaction
-        self.resolver = NameResolver(cache: core.names, transaction: transaction.readView, schema: core.schema)
+        self.resolver = NameResolver(cache: core.names, transaction: transaction.readView, schema: core.schema, meta: core.meta)
     }
 
     /// The id of `name`, interning it when new.
@@ -47,9 +37,6 @@ struct NameWriter<Store: KeyValueStore> {
         return id
     }
 
-    /// The generation of the name cache this writer's snapshot was taken in.
-    var generation: Int { resolver.snapshot.generation }
-
     /// Fixes the type of a field the first time it is written; a field declared `NUMBER`
     /// without `PREFERRED AS` keeps its declaration and is pinned to `type`; a retired field
     /// comes back.
@@ -61,7 +48,6 @@ struct NameWriter<Store: KeyValueStore> {
         let declared = try transaction.value(forKey: key, in: core.schema).map { try FieldDeclaration($0) }
         let declaration = declared?.saved(as: type) ?? FieldDeclaration(type: type)
         try transaction.put(declaration.encoded, forKey: key, in: core.schema)
-        createdFieldTypes.append((NameCache.FieldTypeKey(type: typeID, field: fieldID), type))
         resolver.remember(NameCache.FieldTypeKey(type: typeID, field: fieldID), type)
     }
 

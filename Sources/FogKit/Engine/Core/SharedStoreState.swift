@@ -1,17 +1,17 @@
 import Foundation
 import Synchronization
 
-/// What every engine open on one store in this process shares: the name cache and the
-/// store's incarnation. Several containers and administrators may open one directory, each
-/// with its own ``Engine``; a change of the catalog (a schema import or reset) or of the
-/// incarnation (a reset) made through one must reach the others at once.
+/// What every engine open on one store in this process shares: the name cache. Several
+/// containers and administrators may open one directory, each with its own ``Engine``; they
+/// share one cache of the store's interned names and field types (which is keyed by the
+/// catalog's version, so a schema change made through any of them, or another process,
+/// reaches all).
 ///
 /// Kept in a process-wide table by the store's directory, with a count of the engines that
 /// hold it; the last ``release()`` removes it.
 final class SharedStoreState: Sendable {
     /// The interned names and fixed field types of the store.
     let names = NameCache()
-    private let currentIncarnation: Mutex<[UInt8]>
     private let key: String
 
     private struct Entry {
@@ -21,14 +21,13 @@ final class SharedStoreState: Sendable {
 
     private static let table = Mutex<[String: Entry]>([:])
 
-    private init(key: String, incarnation: [UInt8]) {
+    private init(key: String) {
         self.key = key
-        currentIncarnation = Mutex(incarnation)
     }
 
-    /// The state of the store in `directory`, made with `incarnation` when no engine of this
-    /// process holds it yet. Each call is matched by one ``release()``.
-    static func acquire(directory: URL, incarnation: [UInt8]) -> SharedStoreState {
+    /// The state of the store in `directory`, made when no engine of this process holds it
+    /// yet. Each call is matched by one ``release()``.
+    static func acquire(directory: URL) -> SharedStoreState {
         let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
         return table.withLock { table in
             if var entry = table[key] {
@@ -36,7 +35,7 @@ final class SharedStoreState: Sendable {
                 table[key] = entry
                 return entry.state
             }
-            let state = SharedStoreState(key: key, incarnation: incarnation)
+            let state = SharedStoreState(key: key)
             table[key] = Entry(state: state, holders: 1)
             return state
         }
@@ -49,11 +48,5 @@ final class SharedStoreState: Sendable {
             entry.holders -= 1
             table[key] = entry.holders == 0 ? nil : entry
         }
-    }
-
-    /// The bytes that tell copies of the store apart; a development reset changes them.
-    var incarnation: [UInt8] {
-        get { currentIncarnation.withLock { $0 } }
-        set { currentIncarnation.withLock { $0 = newValue } }
     }
 }

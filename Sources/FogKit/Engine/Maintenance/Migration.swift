@@ -49,7 +49,10 @@ extension Maintenance {
             return true
         }
         for type in types.sorted() {
-            _ = try catalog.addRecordTypeIfMissing(try names.resolver.name(type), txn: txn, names: &names)
+            let name = try names.resolver.name(type)
+            // Share records are the system's, outside the catalog.
+            guard name != Record.SystemType.share else { continue }
+            _ = try catalog.addRecordTypeIfMissing(name, txn: txn, names: &names)
         }
     }
 

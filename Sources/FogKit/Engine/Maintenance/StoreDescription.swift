@@ -54,7 +54,8 @@ extension Maintenance {
             if let bytes = try txn.value(forKey: Layout.metaIdentifier, in: meta) { identifier = String(decoding: bytes, as: UTF8.self) }
             return StoreInfo(
                 containerIdentifier: identifier, directory: directory, formatVersion: Int(Layout.formatVersion),
-                incarnation: incarnation.map { String(format: "%02x", $0) }.joined(), commitSequence: try currentSequence(in: txn),
+                incarnation: try core.incarnation(in: txn).map { String(format: "%02x", $0) }.joined(),
+                commitSequence: try currentSequence(in: txn),
                 fileSize: stats.bytesUsed, reservedSize: stats.bytesReserved, commits: stats.commits, writeRequests: stats.writeRequests,
                 userCount: ownersByUser.count,
                 recordCount: try txn.count(of: records), zones: zonesFound)

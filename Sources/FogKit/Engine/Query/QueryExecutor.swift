@@ -39,7 +39,8 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
             let advice = prepared.missing.map {
                 IndexAdvice(recordType: query.recordType, field: $0.field, options: $0.options, queryCount: 1)
             }
-            if mode == .production {
+            // Share records (`cloudkit.share`) are the system's, in every environment.
+            if mode == .production, query.recordType != Record.SystemType.share {
                 guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, indexes: prepared.indexes, txn: txn) else {
                     throw FogError(.unknownItem, message: "Did not find record type: \(query.recordType)")
                 }
@@ -155,7 +156,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
 
     /// Whether the record type is in the environment's schema catalog (a `"t"` entry).
     private func recordTypeIsKnown(_ typeID: Int64, indexes: TypeIndexes, txn: Store.ReadTransaction) throws -> Bool {
-        try txn.withValue(forKey: Layout.recordTypeKey(typeID), in: core.schema) { _ in true } ?? false
+        try txn.withValue(forKey: Layout.recordTypeKey(typeID), in: core.schema) { $0.isEmpty } ?? false
     }
 }
 

@@ -128,7 +128,8 @@ struct FieldDeclaration: Sendable, Hashable {
     /// the declared list-ness for a `NUMBER` not pinned yet.
     func accepts(_ type: FieldType) -> Bool {
         if let declared = self.type { return declared == type }
-        return FieldDeclaration(type: nil, flags: flags.subtracting(.retired)).canBecome(pinned(to: type))
+        let current = FieldDeclaration(type: nil, flags: flags.subtracting(.retired))
+        return current.canBecome(current.pinned(to: type))
     }
 
     /// The declaration after a save of a value of `type` (which it ``accepts(_:)``): pinned,

@@ -11,7 +11,12 @@ import FogStorage
 ///
 /// `Docs/OnDiskFormat.md` describes them; change both together.
 extension Layout {
-    /// `schema`: ("t", record type id) → ∅: the record type is in the schema.
+    /// The value of a `"t"` entry whose record type an import removed while records of it may
+    /// remain (an entry with the empty value is a type of the schema).
+    static let retiredRecordType: [UInt8] = [1]
+
+    /// `schema`: ("t", record type id) → ∅: the record type is in the schema; → `[1]`: an
+    /// import removed it (``retiredRecordType``).
     static func recordTypeKey(_ type: Int64) -> [UInt8] {
         var w = KeyWriter(capacity: 12)
         w.append("t")

@@ -66,7 +66,9 @@ final class PublicRoleCache: Sendable {
         let version = try core.schemaVersion(in: txn)
         if let hit = cached.withLock({ $0?.version == version ? $0 : nil }) { return hit }
         var snapshot = Snapshot(version: version)
-        try txn.scan(core.schema, range: .prefix(Layout.recordTypePrefix)) { key, _ in
+        try txn.scan(core.schema, range: .prefix(Layout.recordTypePrefix)) { key, value in
+            // A retired type (an import removed it) has no grants.
+            guard value.isEmpty else { return true }
             var reader = KeyReader(key)
             _ = try reader.readString()
             snapshot.types.insert(try reader.readInt64())

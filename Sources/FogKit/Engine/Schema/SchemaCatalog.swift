@@ -51,13 +51,19 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     func stored(txn: Store.ReadTransaction, names: inout NameResolver<Store>) throws -> Stored {
         var result = Stored()
         var typeIDs: [Int64] = []
-        try txn.scan(core.schema, range: .prefix(Layout.recordTypePrefix)) { key, _ in
+        try txn.scan(core.schema, range: .prefix(Layout.recordTypePrefix)) { key, value in
+            // A retired type (an import removed it) is not in the schema.
+            guard value.isEmpty else { return true }
             var reader = KeyReader(key)
             _ = try reader.readString()
             typeIDs.append(try reader.readInt64())
             return true
         }
-        for id in typeIDs { result.types[try names.name(id)] = StoredType() }
+        for id in typeIDs {
+            let name = try names.name(id)
+            guard name != Record.SystemType.share else { continue }
+            result.types[name] = StoredType()
+        }
         var fields: [(Int64, Int64, FieldDeclaration)] = []
         try txn.scan(core.schema, range: .prefix(Layout.fieldTypePrefix)) { key, value in
             var reader = KeyReader(key)
@@ -91,8 +97,9 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             return true
         }
         for (type, role, permissions) in grants {
-            result.types[try names.name(type), default: StoredType()].grants[Schema.Role(role)] = Schema.Permissions(
-                rawValue: permissions)
+            let name = try names.name(type)
+            guard name != Record.SystemType.share else { continue }
+            result.types[name, default: StoredType()].grants[Schema.Role(role)] = Schema.Permissions(rawValue: permissions)
         }
         try txn.scan(core.schema, range: .prefix(Layout.rolePrefix)) { key, _ in
             var reader = KeyReader(key)
@@ -127,7 +134,7 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
 
     /// Whether record type `type` is in the catalog (has a `"t"` entry).
     func recordTypeExists(_ type: Int64, txn: Store.ReadTransaction) throws -> Bool {
-        try txn.withValue(forKey: Layout.recordTypeKey(type), in: core.schema) { _ in true } ?? false
+        try txn.withValue(forKey: Layout.recordTypeKey(type), in: core.schema) { $0.isEmpty } ?? false
     }
 
     /// The declaration of field `field` of record type `type`, or `nil` when it has none.
@@ -159,17 +166,29 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     }
 
     /// Adds record type `recordType` to the catalog with CloudKit's default grants unless it is
-    /// there (incrementing `meta/schemaVersion`); returns whether it was added.
+    /// there (incrementing `meta/schemaVersion`); returns whether it was added as a type that
+    /// never had records: one with no entry at all (not one an import retired), no field
+    /// declarations and no index entries being dropped. Such a type's indexes are ready at
+    /// once.
     func addRecordTypeIfMissing(_ recordType: String, txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws -> Bool {
         let type = try names.intern(recordType)
-        if try recordTypeExists(type, txn: txn.readView) { return false }
+        let entry = try txn.value(forKey: Layout.recordTypeKey(type), in: core.schema)
+        if entry?.isEmpty == true { return false }
+        var fresh = entry == nil
+        if fresh {
+            try txn.readView.scan(core.schema, range: .prefix(Layout.fieldTypePrefix(type: type))) { _, _ in
+                fresh = false
+                return false
+            }
+        }
+        if fresh { fresh = try indexes.dropMarkers(type: type, txn: txn.readView).isEmpty }
         try txn.put([], forKey: Layout.recordTypeKey(type), in: core.schema)
         for (role, permissions) in Self.defaultGrants(of: recordType) {
             try txn.put([permissions.rawValue], forKey: Layout.grantKey(type: type, role: role.name), in: core.schema)
         }
         // The grants' cache (``PublicRoleCache``) must see the new type.
         _ = try nextCounter(Layout.metaSchemaVersion, in: txn)
-        return true
+        return fresh
     }
 
     // MARK: - Replacing
@@ -178,8 +197,6 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     struct ReplaceOutcome: Sendable {
         /// The record types whose index drops or builds are pending.
         var pendingBuilds: Set<String> = []
-        /// Whether a field type was removed or changed: the name cache must forget field types.
-        var changedFieldTypes = false
     }
 
     /// Checks that `schema` can be written into a catalog: names, grants to existing roles,
@@ -243,11 +260,11 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
         removedTypes.remove(Record.SystemType.userRecord)
         for name in removedTypes.sorted() {
             let type = try names.intern(name)
-            try txn.delete(Layout.recordTypeKey(type), in: core.schema)
+            // Retired, not deleted: records of it may remain (`addRecordTypeIfMissing`).
+            try txn.put(Layout.retiredRecordType, forKey: Layout.recordTypeKey(type), in: core.schema)
             for (field, declaration) in current.types[name]!.fields {
                 try txn.put(
                     declaration.retired.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
-                outcome.changedFieldTypes = true
             }
             try deleteGrants(of: type, txn: txn)
             let declared = allIndexes[name]?.fields ?? [:]
@@ -265,11 +282,9 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             for (field, declaration) in had.fields where wanted.fields[field] == nil {
                 try txn.put(
                     declaration.retired.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
-                outcome.changedFieldTypes = true
             }
             for (field, declaration) in wanted.fields {
                 guard had.fields[field] != declaration else { continue }
-                if had.fields[field] != nil { outcome.changedFieldTypes = true }
                 try txn.put(declaration.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
             }
             try deleteGrants(of: type, txn: txn)
@@ -302,7 +317,8 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     /// `target` that `source` lacks or declares otherwise, one line each, in name order.
     static func losses(from target: Stored, to source: Stored) -> [String] {
         var losses: [String] = []
-        for name in target.types.keys.sorted() {
+        // `Users` is the system's: production has it as soon as a user signs in there.
+        for name in target.types.keys.sorted() where name != Record.SystemType.userRecord {
             guard let replacement = source.types[name] else {
                 losses.append("record type \(name) is removed")
                 continue

@@ -56,10 +56,9 @@ extension SchemaCatalog {
         try await finish(outcome)
     }
 
-    /// After a catalog change committed: the name cache forgets field types the change
-    /// removed, and the index drops and builds run.
+    /// After a catalog change committed: the index drops and builds run. (Cached field types
+    /// are keyed by the catalog version the change incremented.)
     func finish(_ outcome: ReplaceOutcome) async throws {
-        if outcome.changedFieldTypes { core.names.invalidateCatalog() }
         for type in outcome.pendingBuilds.sorted() { try await indexes.buildIndexes(ofRecordType: type) }
     }
 }
@@ -98,8 +97,6 @@ extension Engine {
             for user in users { try self.users.createUserRecords(user, txn: txn, names: &names) }
             return outcome
         }
-        core.shared.incarnation = incarnation
-        core.names.invalidateCatalog()
         // Every asset file lost its last reference.
         try records.assets.sweep()
         for type in outcome.pendingBuilds.sorted() { try await indexes.buildIndexes(ofRecordType: type) }
