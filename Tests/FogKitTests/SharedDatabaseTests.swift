@@ -203,11 +203,18 @@ import Testing
             try await carol.sharedCloudDatabase.records(
                 matching: Query(recordType: "Photo", predicate: QueryPredicate(value: true)), inZoneWith: try await ownerZone(Self.albums))
         }
+        // A cursor bob took before he is removed returns no records, and no cursor.
+        let (_, taken) = try await bob.sharedCloudDatabase.records(
+            matching: Query(recordType: "Photo", predicate: QueryPredicate(value: true)), inZoneWith: try await ownerZone(Self.albums),
+            resultsLimit: 2)
+        let cursor = try #require(taken)
         let share = try #require(try await db.record(for: root.recordID).share)
         let ownerView = try #require(try await db.record(for: share.recordID) as? Share)
         ownerView.removeParticipant(try #require(ownerView.participants.last))
         _ = try await db.save(ownerView)
         await expectFogError(.zoneNotFound) { try await sharedQuery("Photo") }
+        let after = try await bob.sharedCloudDatabase.records(continuingMatchFrom: cursor)
+        #expect(after.matchResults.isEmpty && after.queryCursor == nil)
     }
 
     @Test func aReadWriteParticipantChangesAndAddsSharedRecordsButNotTheRoot() async throws {

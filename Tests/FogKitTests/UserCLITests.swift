@@ -56,8 +56,8 @@ import Testing
         #expect(listed.out == "no users\n", "\(listed.out)")
     }
 
-    /// `fog demo` ends with the two-user sharing scenario: share, accept, read and edit, no
-    /// other note visible, revoke.
+    /// `fog demo` ends with the two-user sharing scenario (share, accept, read and edit, no
+    /// other note visible, revoke) and seed 002's feature flags (only the Admin role writes).
     @Test func theDemoSharesANoteBetweenTwoUsers() async throws {
         let directory = try TemporaryDirectory("fog-demo")
         let storeURL = directory.appending("store")
@@ -68,6 +68,7 @@ import Testing
                 "with bob@example.com (read-write): fogkit:share/",
                 "Bob accepts as privateUser, readWrite; his shared database lists alice's zone Notes",
                 "(and coffee)\"", "through his shared database: unknownItem", "the shared note is gone for him: zoneNotFound",
+                "Anyone reads it, signed in or not: tipJar = 1", "Bob, not an Admin, tries to turn it off: permissionFailure",
             ] {
                 #expect(demo.out.contains(line), "run \(run) lacks \(line):\n\(demo.out)")
             }

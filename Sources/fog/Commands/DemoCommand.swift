@@ -12,7 +12,9 @@ struct DemoCommand: AsyncParsableCommand {
             updates one, shows a stale update being refused, deletes one, and shows that \
             another user cannot see the notes. Then alice shares a note with bob, who accepts, \
             reads and edits it through his shared database but sees none of her other notes, \
-            until alice removes him. Ends with `fog info`'s description.
+            until alice removes him. Then the feature flags of a content app: the schema gains \
+            an Admin role that alone writes AppFeatures records, which everyone reads; alice is \
+            an Admin, bob is not. Ends with `fog info`'s description.
             """)
 
     @Option(name: .long, help: "The folder that holds the store.")
@@ -107,9 +109,38 @@ struct DemoCommand: AsyncParsableCommand {
         }
 
         try await shareDemo(admin: admin, alice: container, bob: bob, note: notes[0].recordID, other: notes[1].recordID)
+        try await featureFlagDemo(admin: admin, alice: container, bob: bob)
 
         print("")
         print(InfoCommand.render(try admin.storeInfo()), terminator: "")
+    }
+
+    /// Seed 002's feature flags: the schema gains an `Admin` role that alone creates and
+    /// changes `AppFeatures` records, which everyone reads, signed in or not; alice is made an
+    /// Admin, bob is not.
+    private func featureFlagDemo(admin: Container.Administrator, alice: Container, bob: Container) async throws {
+        var schema = try admin.schema(for: .development)
+        schema.roles.insert("Admin")
+        schema.recordTypes["AppFeatures"] = Schema.RecordType(
+            fields: ["tipJar": Schema.Field(.int64)], grants: [.world: .read, "Admin": [.read, .create, .write]])
+        try await admin.importSchema(schema)
+        try await admin.addUser(try await alice.userRecordID(), toRole: "Admin")
+        let flags = Record(recordType: "AppFeatures", recordID: Record.ID(recordName: "flags"))
+        flags["tipJar"] = 1
+        _ = try await alice.publicCloudDatabase.modifyRecords(saving: [flags], deleting: [], savePolicy: .allKeys)
+        print("Alice, in the Admin role, sets the feature flag tipJar = 1 in the public database")
+        let nobody = try admin.container(user: nil)
+        defer { nobody.close() }
+        let seen = try await nobody.publicCloudDatabase.record(for: flags.recordID)
+        print("Anyone reads it, signed in or not: tipJar = \(seen["tipJar"] as? Int ?? 0)")
+        do {
+            let attempt = try await bob.publicCloudDatabase.record(for: flags.recordID)
+            attempt["tipJar"] = 0
+            _ = try await bob.publicCloudDatabase.save(attempt)
+            print("Unexpected: bob changed the flag")
+        } catch let error as FogError {
+            print("Bob, not an Admin, tries to turn it off: \(error.code)")
+        }
     }
 
     /// Alice shares `note` with bob (read-write); bob accepts, reads and edits it through his

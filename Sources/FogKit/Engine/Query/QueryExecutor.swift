@@ -33,7 +33,15 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         let now = Date()
         let (page, advice) = try read { txn, names -> (QueryBatch, [IndexAdvice]) in
-            let (zone, shares) = try existingZone(zoneID, context: context, txn: txn, names: &names)
+            let zone: ZoneInfo?
+            let shares: [AcceptedShare]?
+            do {
+                (zone, shares) = try existingZone(zoneID, context: context, txn: txn, names: &names)
+            } catch let error as FogError where error.code == .zoneNotFound && after != nil && context.scope == .shared {
+                // The share was revoked since the cursor was taken: the query goes on with no
+                // records, as CloudKit's does.
+                return (QueryBatch(records: [], next: nil), [])
+            }
             let prepared = try prepare(
                 query, fixedOrder: after?.order, zone: zone?.id, desiredKeys: desiredKeys, now: now, txn: txn, names: &names)
             let advice = prepared.missing.map {
