@@ -164,11 +164,22 @@ struct ModifyRun<Store: KeyValueStore> {
             }
             // Shares come after the other saves: a new share's root must be saved first.
             let group = sharesLast(allOrNothing ? requested : parentsFirst(requested))
-            savedInZone = savedNames
+            // The names, saves and results a share's checks look up (`ModifyRun+Shares.swift`):
+            // kept only when the zone is another owner's or the request saves a share, so
+            // other requests do not pay for them.
+            let sharing =
+                sharedZone != nil
+                || requested.contains { item in
+                    if case .save(let c) = item.kind { return c.recordType == Record.SystemType.share }
+                    return false
+                }
+            savedInZone = sharing ? savedNames : []
             resultsInZone = [:]
             clientsInZone = [:]
-            for item in requested {
-                if case .save(let c) = item.kind, item.preError == nil { clientsInZone[c.recordID.recordName] = c }
+            if sharing {
+                for item in requested {
+                    if case .save(let c) = item.kind, item.preError == nil { clientsInZone[c.recordID.recordName] = c }
+                }
             }
             if atomic && group.contains(where: { $0.preError != nil }) {
                 // A malformed item fails its whole zone when the request is atomic.
@@ -190,7 +201,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 }
                 for (item, result) in plans {
                     let saved = try apply(try result.get(), zone: zone, zoneID: item.id.zoneID)
-                    if let saved { resultsInZone[saved.recordID.recordName] = saved }
+                    if sharing, let saved { resultsInZone[saved.recordID.recordName] = saved }
                     record(item, nil, saved: saved)
                     applied += 1
                 }
@@ -204,7 +215,7 @@ struct ModifyRun<Store: KeyValueStore> {
                     do {
                         let p = try plan(item, zone: zone, savedNames: savedNames, pending: &pending)
                         let saved = try apply(p, zone: zone, zoneID: item.id.zoneID)
-                        if let saved {
+                        if sharing, let saved {
                             savedInZone.insert(saved.recordID.recordName)
                             resultsInZone[saved.recordID.recordName] = saved
                         }
