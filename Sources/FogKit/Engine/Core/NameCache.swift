@@ -58,9 +58,15 @@ final class NameCache: Sendable {
         }
     }
 
+    /// The most the dense id → name array grows past its end for one name. Ids are handed
+    /// out one by one, so a name far beyond the others comes from damaged data (a name entry
+    /// whose id bytes changed): it is not cached by id, rather than sizing the array by it.
+    static let maximumIDGap = 65_536
+
     private static func insert(_ name: String, _ id: Int64, into s: inout Snapshot) {
-        s.ids[name] = id
         let index = Int(id)
+        guard index > 0, index - s.names.count < maximumIDGap else { return }
+        s.ids[name] = id
         if index >= s.names.count { s.names.append(contentsOf: repeatElement(nil, count: index - s.names.count + 1)) }
         s.names[index] = name
     }
