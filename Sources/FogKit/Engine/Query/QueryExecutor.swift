@@ -49,7 +49,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
             }
             // Share records (`cloudkit.share`) are the system's, in every environment.
             if mode == .production, query.recordType != Record.SystemType.share {
-                guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, indexes: prepared.indexes, txn: txn) else {
+                guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, txn: txn) else {
                     throw FogError(.unknownItem, message: "Did not find record type: \(query.recordType)")
                 }
                 if let missing = prepared.missing.first {
@@ -163,7 +163,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
     }
 
     /// Whether the record type is in the environment's schema catalog (a `"t"` entry).
-    private func recordTypeIsKnown(_ typeID: Int64, indexes: TypeIndexes, txn: Store.ReadTransaction) throws -> Bool {
+    private func recordTypeIsKnown(_ typeID: Int64, txn: Store.ReadTransaction) throws -> Bool {
         try txn.withValue(forKey: Layout.recordTypeKey(typeID), in: core.schema) { $0.isEmpty } ?? false
     }
 }

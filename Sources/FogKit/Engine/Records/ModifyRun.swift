@@ -529,7 +529,7 @@ struct ModifyRun<Store: KeyValueStore> {
     /// What the security roles grant the caller on record type `recordType` in the public
     /// database (``PublicGrants/none`` in the others, where roles do not apply). A type the
     /// catalog lacks has no grants, except for a save in development, which creates it
-    /// just in time with CloudKit's defaults (``createJustInTime(_:)``) before writing.
+    /// just in time with CloudKit's defaults (``createJustInTime(_:newFields:)``) before writing.
     private func publicGrants(_ recordType: String, saving: Bool = false) throws(FogError) -> PublicGrants {
         guard context.scope == .public else { return .none }
         return try fogTry {
@@ -620,68 +620,6 @@ struct ModifyRun<Store: KeyValueStore> {
         }
     }
 
-    // MARK: - The schema
-
-    /// Throws `unknownItem` unless record type `recordType` is in the catalog (production).
-    private mutating func checkKnownType(_ recordType: String) throws(FogError) {
-        guard !knownTypes.contains(recordType) else { return }
-        let known = try fogTry {
-            try names.resolver.id(recordType).map { try writer.catalog.recordTypeExists($0, txn: txn.readView) } ?? false
-        }
-        guard known else { throw FogError(.unknownItem, message: "Did not find record type: \(recordType)") }
-        knownTypes.insert(recordType)
-    }
-
-    /// The catalog's declaration of a field, or `nil` when it has none.
-    private mutating func declaration(recordType: String, field: String) throws -> FieldDeclaration? {
-        guard let type = try names.resolver.id(recordType), let field = try names.resolver.id(field) else { return nil }
-        return try writer.catalog.declaration(type: type, field: field, txn: txn.readView)
-    }
-
-    /// Development's just-in-time schema: the record type (with CloudKit's default grants)
-    /// and the default indexes of the fields this save creates. A field's index is ready at
-    /// once when its type is new in this request and no record of it was saved before;
-    /// otherwise it is marked building and built after the commit.
-    private mutating func createJustInTime(_ p: SavePlan) throws {
-        let recordType = p.client.recordType
-        if !knownTypes.contains(recordType) {
-            if try writer.catalog.addRecordTypeIfMissing(recordType, txn: txn, names: &names) { freshTypes.insert(recordType) }
-            knownTypes.insert(recordType)
-        }
-        guard !p.newFieldTypes.isEmpty else { return }
-        let typeID = try names.intern(recordType)
-        var changes: [String: IndexOptions] = [:]
-        for (key, type) in p.newFieldTypes {
-            let options = SchemaCatalog<Store>.defaultIndexes(for: type)
-            guard !options.isEmpty else { continue }
-            let fieldID = try names.intern(key)
-            // A field that the schema declares, or that has indexes declared before its first
-            // save, keeps what was declared.
-            if let declared = try writer.catalog.declaration(type: typeID, field: fieldID, txn: txn.readView), !declared.isRetired {
-                continue
-            }
-            if try txn.readView.withValue(
-                forKey: Layout.indexDefinitionKey(type: typeID, field: fieldID), in: writer.core.schema, { _ in true }) != nil
-            {
-                continue
-            }
-            changes[key] = options
-        }
-        guard !changes.isEmpty else { return }
-        indexDefinitions[recordType] = nil
-        indexedFields[recordType] = nil
-        if freshTypes.contains(recordType), !appliedTypes.contains(recordType) {
-            for (key, options) in changes {
-                try txn.put(
-                    [options.rawValue], forKey: Layout.indexDefinitionKey(type: typeID, field: try names.intern(key)),
-                    in: writer.core.schema)
-            }
-            _ = try writer.nextCounter(Layout.metaSchemaVersion, in: txn)
-        } else if try writer.indexes.defineIndexes(changes, recordType: recordType, txn: txn, names: &names) {
-            pendingBuilds.insert(recordType)
-        }
-    }
-
     // MARK: - Applying (writes)
 
     private mutating func apply(_ plan: Plan, zone: ZoneInfo, zoneID: RecordZone.ID) throws -> Record? {
@@ -697,7 +635,9 @@ struct ModifyRun<Store: KeyValueStore> {
             try leaveShare(row: row, share, zone: zone)
             return nil
         case .save(let p):
-            if context.schemaMode == .development, p.client.recordType != Record.SystemType.share { try createJustInTime(p) }
+            if context.schemaMode == .development, p.client.recordType != Record.SystemType.share {
+                try createJustInTime(p.client.recordType, newFields: p.newFieldTypes)
+            }
             for (key, type) in p.newFieldTypes {
                 try names.define(recordType: p.client.recordType, field: key, as: type)
             }
