@@ -61,8 +61,11 @@ import Testing
         #expect(outcome.partialBatches == 0, "\(outcome)")
         #expect(outcome.feedProblems.isEmpty, "\(outcome.feedProblems.prefix(5))")
         #expect(outcome.integrity?.isSound == true, "\(outcome)")
-        // The map grew: the image holds more than the first map of 64 MiB.
-        #expect(outcome.imageBytes > 64 << 20, "\(outcome)")
+        // The map grew past the first map of 64 MiB: the workload's last `stats` line says so,
+        // or the image holds more than it. Either alone can miss it: the stats line comes
+        // every few commits, and the deletes free pages that later batches reuse, so the file
+        // at the power loss can end a little short of 64 MiB after a growth.
+        #expect(outcome.mapSize > 64 << 20 || outcome.imageBytes > 64 << 20, "\(outcome)")
         // Concurrent writers shared commits.
         #expect(outcome.writeRequests > outcome.commits, "\(outcome)")
         #expect(outcome.layerStatistics["syncs", default: 0] > 0)
