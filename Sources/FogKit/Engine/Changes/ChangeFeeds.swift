@@ -133,16 +133,26 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 last = (sequence, row)
                 switch try r.u8() {
                 case Layout.changedEntry:
+                    var left: (Record.ID, Record.RecordType)?
                     let made = try records.withRecord(row, in: txn) { buffer -> Record? in
                         let view = try RecordView(buffer, checking: table.selection)
-                        if let coverage, !(try isCovered(view, coverage, zone: zone, memo: &covered, txn: txn)) { return nil }
+                        if let coverage, !(try isCovered(view, coverage, zone: zone, memo: &covered, txn: txn)) {
+                            // A record that left a hierarchy shared with the user since the token is reported deleted.
+                            if let start, try hasLeft(view.recordName, coverage, zone: zone, after: start, txn: txn) {
+                                left = (Record.ID(recordName: view.recordName, zoneID: zoneID), try names.name(view.type))
+                            }
+                            return nil
+                        }
                         // The public database's feed leaves out the records the caller may not read.
                         if roles != nil, try !roles!.mayRead(view, names: &names) { return nil }
                         return try view.makeRecord(id: nil, table: table, arena: &arena, names: &names)
                     }
                     guard let made else { throw FormatError(message: "change log entry for missing row \(row)") }
                     // A record no share of the user covers, or that the caller may not read, is left out.
-                    guard let record = made else { return true }
+                    guard let record = made else {
+                        if let left { page.deleted.append(left) }
+                        return true
+                    }
                     if let share = record as? Share, let user = context.user { share.makeCurrentUser(user) }
                     page.changed.append(record)
                 case Layout.deletedEntry:
@@ -288,6 +298,19 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 return (ancestor.shareRange.map(ancestor.string), ancestor.parentRange.map(ancestor.string))
             }
         }
+    }
+
+    /// Whether the record `name`, which no share of the user covers now, left the hierarchy of
+    /// one of them (`Layout.sharedMoveKey`) after the token `after`: at a later commit, or at
+    /// the token's own commit when the token ends inside it (a page that stopped there; the
+    /// deletion may then be reported twice, never missed).
+    private func hasLeft(
+        _ name: String, _ coverage: SharedCoverage, zone: Int64, after token: ChangeTokenContent, txn: Store.ReadTransaction
+    ) throws -> Bool {
+        guard let value = try txn.value(forKey: Layout.sharedMoveKey(zone: zone, name: name), in: changes.changeTable) else { return false }
+        let move = try SharedMove(value)
+        let after = move.sequence > token.sequence || (move.sequence == token.sequence && token.item != .max)
+        return after && coverage.shareNames.contains(move.share)
     }
 
     /// Throws unless the zone has a change feed readers may use.

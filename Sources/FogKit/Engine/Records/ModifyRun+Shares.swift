@@ -302,6 +302,8 @@ extension ModifyRun {
                 node = try loadDecoded(zone: zone, name: parent).map { (parent, $0.record.share, $0.record.parent) }
             }
         }
+        // A record that left a shared hierarchy earlier: its deletion is for that share's participants.
+        if let left = try takeMoveMark(of: record.recordName, zone: zone), covering == nil { covering = left }
         deletedCoverage["\(zone) \(record.recordName)"] = .some(covering)
         if let covering {
             try txn.put(

@@ -679,6 +679,9 @@ struct ModifyRun<Store: KeyValueStore> {
             for target in p.newTargets.subtracting(p.oldTargets) {
                 try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
             }
+            if let old, old.parent != p.parent, context.scope != .public {
+                try noteParentChange(of: stored.recordName, share: old.share, oldParent: old.parent, newParent: p.parent, zone: zone.id)
+            }
             if p.existing == nil, p.client.recordType == Record.SystemType.share, case .string(let root)? = p.values[Share.rootKey] {
                 try linkShare(stored.recordName, toRoot: root, zone: zone, zoneID: zoneID)
             }

@@ -138,4 +138,16 @@ extension Layout {
             $0.append(row)
         }
     }
+
+    /// `changes`: the part of a zone's keys that marks records moved out of a shared hierarchy.
+    static let sharedMovePart: Int64 = 6
+
+    /// `changes`: (zone, 6, record name) → (sequence, share name): the record left the
+    /// hierarchy of that share (its `parent`, or an ancestor's, changed) at that position, so
+    /// that the share's participants' zone change feeds report it as deleted. Written over when
+    /// it leaves a share again; removed when the record is deleted (its tombstone is then
+    /// marked with the share, see ``sharedDeletionKey(zone:sequence:row:)``) or the zone.
+    static func sharedMoveKey(zone: Int64, name: String) -> [UInt8] {
+        changeKey(zone: zone, part: sharedMovePart) { $0.append(name) }
+    }
 }
