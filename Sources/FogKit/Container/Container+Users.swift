@@ -18,6 +18,11 @@ extension Container {
     ///   nobody; ``FogError/Code/invalidArguments`` when `emailAddress` is not an email
     ///   address.
     public func userIdentity(forEmailAddress emailAddress: String) async throws -> UserIdentity? {
+        try userIdentityNow(forEmailAddress: emailAddress)
+    }
+
+    /// ``userIdentity(forEmailAddress:)`` without suspending.
+    func userIdentityNow(forEmailAddress emailAddress: String) throws -> UserIdentity? {
         try checkUserLookup()
         return try fogTry { try engine.users.entry(forEmailAddress: emailAddress, call: "userIdentity(forEmailAddress:)")?.userIdentity }
     }
@@ -31,12 +36,17 @@ extension Container {
     ///
     /// - Throws: ``FogError/Code/notAuthenticated`` for a container opened on behalf of nobody.
     public func userIdentity(forUserRecordID userRecordID: Record.ID) async throws -> UserIdentity? {
+        try userIdentityNow(forUserRecordID: userRecordID)
+    }
+
+    /// ``userIdentity(forUserRecordID:)`` without suspending.
+    func userIdentityNow(forUserRecordID userRecordID: Record.ID) throws -> UserIdentity? {
         try checkUserLookup()
         guard userRecordID.zoneID.zoneName == RecordZone.ID.defaultZoneName else { return nil }
         return try fogTry { try engine.users.identity(forRecordName: userRecordID.recordName) }
     }
 
-    private func checkUserLookup() throws(FogError) {
+    func checkUserLookup() throws(FogError) {
         if closed.isSet { throw FogError(.internalError, message: "the container is closed") }
         try engine.access.check(.discoverUsers, AccessRequest(caller: Caller(user: userRecordName)))
     }

@@ -18,8 +18,8 @@ extension Share {
         public let ownerIdentity: UserIdentity
         /// The root record of a hierarchy share; `nil` for a zone-wide share.
         public let hierarchicalRootRecordID: Record.ID?
-        /// The root record, which CloudKit fills only when asked (`shouldFetchRootRecord`);
-        /// always `nil` here.
+        /// The root record of a hierarchy share, only when asked for
+        /// (``FetchShareMetadataOperation/shouldFetchRootRecord``); `nil` otherwise.
         public let rootRecord: Record?
         /// The user's role: ``Share/ParticipantRole/owner``, ``Share/ParticipantRole/privateUser``
         /// for an invited participant, or ``Share/ParticipantRole/publicUser`` for someone who
@@ -45,12 +45,12 @@ extension Share {
             "<Share.Metadata \(share.recordID.recordName) \(participantRole) \(participantPermission) \(participantStatus)>"
         }
 
-        init(share: Share, containerIdentifier: String) {
+        init(share: Share, containerIdentifier: String, rootRecord: Record? = nil) {
             self.share = share
             self.containerIdentifier = containerIdentifier
             ownerIdentity = share.owner.userIdentity
             hierarchicalRootRecordID = share.rootRecordID
-            rootRecord = nil
+            self.rootRecord = rootRecord
             if let me = share.currentUserParticipant {
                 participantRole = me.role
                 participantPermission = me.permission
@@ -79,12 +79,22 @@ extension Container {
     ///   ``FogError/Code/invalidArguments`` for a URL that is not a FogKit share URL;
     ///   ``FogError/Code/notAuthenticated`` for a container opened on behalf of nobody.
     public func shareMetadata(for url: URL) async throws -> Share.Metadata {
+        try metadata(for: url)
+    }
+
+    /// The metadata of the share at `url`, with its root record (the fields `rootKeys` names,
+    /// `nil` for all) when `fetchingRoot` and the share has a root.
+    func metadata(for url: URL, fetchingRoot: Bool = false, rootKeys: [String]? = nil) throws -> Share.Metadata {
         let user = try shareUser(.shareMetadata)
         let location = try ShareLocation(url: url)
         let (share, standing) = try fogTry { try engine.shares.share(at: location, for: user) }
         try engine.access.check(
             .shareMetadata, AccessRequest(caller: .user(user), recordName: location.recordName, shareStanding: standing))
-        return Share.Metadata(share: share, containerIdentifier: containerIdentifier ?? "")
+        var root: Record?
+        if fetchingRoot, let id = share.rootRecordID {
+            root = try fogTry { try engine.shares.rootRecord(id.recordName, at: location, desiredKeys: rootKeys) }
+        }
+        return Share.Metadata(share: share, containerIdentifier: containerIdentifier ?? "", rootRecord: root)
     }
 
     /// The metadata of the share at each URL, each with its own result (see
@@ -126,9 +136,7 @@ extension Container {
     ///   since gets ``FogError/Code/participantMayNeedVerification``);
     ///   ``FogError/Code/tooManyParticipants`` when a public share is full.
     public func accept(_ metadata: Share.Metadata) async throws -> Share {
-        let user = try shareUser(.acceptShare)
-        let id = metadata.share.recordID
-        let location = ShareLocation(owner: id.zoneID.ownerName, zoneName: id.zoneID.zoneName, recordName: id.recordName)
+        let (user, location) = try acceptance(of: metadata)
         let access = engine.access
         return try await mapStorageErrors {
             try await engine.shares.accept(at: location, for: user) { standing in
@@ -137,8 +145,26 @@ extension Container {
         }
     }
 
+    /// ``accept(_:)-(Share.Metadata)`` for a caller that may block its thread (an operation).
+    func acceptAndWait(_ metadata: Share.Metadata) throws -> Share {
+        let (user, location) = try acceptance(of: metadata)
+        let access = engine.access
+        return try mapStorageErrors {
+            try engine.shares.acceptAndWait(at: location, for: user) { standing in
+                try access.check(.acceptShare, AccessRequest(caller: .user(user), recordName: location.recordName, shareStanding: standing))
+            }
+        }
+    }
+
+    /// The user who accepts, and where the share `metadata` describes lives.
+    private func acceptance(of metadata: Share.Metadata) throws(FogError) -> (String, ShareLocation) {
+        let user = try shareUser(.acceptShare)
+        let id = metadata.share.recordID
+        return (user, ShareLocation(owner: id.zoneID.ownerName, zoneName: id.zoneID.zoneName, recordName: id.recordName))
+    }
+
     /// The container's user record name, or the error the policy gives nobody for `action`.
-    private func shareUser(_ action: AccessAction) throws(FogError) -> String {
+    func shareUser(_ action: AccessAction) throws(FogError) -> String {
         if closed.isSet { throw FogError(.internalError, message: "the container is closed") }
         guard let userRecordName else {
             try engine.access.check(action, AccessRequest(caller: .anonymous))

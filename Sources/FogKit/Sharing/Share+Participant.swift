@@ -164,10 +164,7 @@ extension Container {
     ///   for a malformed address; ``FogError/Code/notAuthenticated`` for a container opened
     ///   on behalf of nobody.
     public func shareParticipant(forEmailAddress emailAddress: String) async throws -> Share.Participant {
-        guard let identity = try await userIdentity(forEmailAddress: emailAddress) else {
-            throw FogError(.unknownItem, message: "no user of the container has the email address \(emailAddress)")
-        }
-        return Share.Participant(userIdentity: identity, role: .privateUser, permission: .readOnly, acceptanceStatus: .unknown)
+        try participant(for: UserIdentity.LookupInfo(emailAddress: emailAddress))
     }
 
     /// A share participant for the user with `userRecordID`; see
@@ -176,9 +173,29 @@ extension Container {
     /// - Throws: ``FogError/Code/unknownItem`` when the container has no such user;
     ///   ``FogError/Code/notAuthenticated`` for a container opened on behalf of nobody.
     public func shareParticipant(forUserRecordID userRecordID: Record.ID) async throws -> Share.Participant {
-        guard let identity = try await userIdentity(forUserRecordID: userRecordID) else {
-            throw FogError(.unknownItem, message: "the container has no user with user record ID \(userRecordID.recordName)")
+        try participant(for: UserIdentity.LookupInfo(userRecordID: userRecordID))
+    }
+
+    /// The participant for the user `lookupInfo` finds: by email address, else by user record
+    /// ID. FogKit knows no phone numbers: an info with only a phone number finds nobody.
+    ///
+    /// - Throws: ``FogError/Code/unknownItem`` when no user of the container matches.
+    func participant(for lookupInfo: UserIdentity.LookupInfo) throws -> Share.Participant {
+        let identity: UserIdentity?
+        if let emailAddress = lookupInfo.emailAddress {
+            identity = try userIdentityNow(forEmailAddress: emailAddress)
+            guard let identity else {
+                throw FogError(.unknownItem, message: "no user of the container has the email address \(emailAddress)")
+            }
+        } else if let userRecordID = lookupInfo.userRecordID {
+            identity = try userIdentityNow(forUserRecordID: userRecordID)
+            guard identity != nil else {
+                throw FogError(.unknownItem, message: "the container has no user with user record ID \(userRecordID.recordName)")
+            }
+        } else {
+            try checkUserLookup()
+            throw FogError(.unknownItem, message: "FogKit finds users by email address or user record ID, not by phone number")
         }
-        return Share.Participant(userIdentity: identity, role: .privateUser, permission: .readOnly, acceptanceStatus: .unknown)
+        return Share.Participant(userIdentity: identity!, role: .privateUser, permission: .readOnly, acceptanceStatus: .unknown)
     }
 }

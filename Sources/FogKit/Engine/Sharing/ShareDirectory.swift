@@ -59,59 +59,86 @@ final class ShareDirectory<Store: KeyValueStore>: EngineService {
     func accept(
         at location: ShareLocation, for user: String, check: @escaping @Sendable (ShareStanding) throws -> Void
     ) async throws -> Share {
-        try await write { [self] txn, names in
-            guard let zone = try zones.zoneInfo(at: location.address, in: txn.readView),
-                let row = try records.rowID(zone: zone.id, name: location.recordName, in: txn.readView),
-                let old = try txn.withValue(
-                    forKey: bigEndianKey(row), in: records.table, { try RecordCodec.decode($0, names: &names.resolver) }),
-                old.recordType == Record.SystemType.share,
-                let share = old.makeRecord(zoneID: location.zoneID, assetDirectory: assetDirectory) as? Share
-            else {
-                throw FogError(.unknownItem, message: "there is no share \(location.recordName) in zone \(location.zoneName) of its owner")
+        try await write { [self] txn, names in try accept(at: location, for: user, check: check, txn: txn, names: &names) }
+    }
+
+    /// ``accept(at:for:check:)`` for a caller that may block its thread (an operation).
+    func acceptAndWait(
+        at location: ShareLocation, for user: String, check: @escaping @Sendable (ShareStanding) throws -> Void
+    ) throws -> Share {
+        try writeAndWait { [self] txn, names in try accept(at: location, for: user, check: check, txn: txn, names: &names) }
+    }
+
+    /// The root record of the share at `location` with the fields `desiredKeys` names (`nil`:
+    /// all), its IDs naming the owner as zones of the shared database do; `nil` when it is
+    /// gone. The caller has been let see the share's metadata.
+    func rootRecord(_ name: String, at location: ShareLocation, desiredKeys: [String]?) throws -> Record? {
+        let found = try read { txn, names -> StoredRecord? in
+            guard let zone = try zones.zoneInfo(at: location.address, in: txn),
+                let row = try records.rowID(zone: zone.id, name: name, in: txn)
+            else { return nil }
+            return try txn.withValue(forKey: bigEndianKey(row), in: records.table) {
+                try RecordCodec.decode($0, names: &names, desiredKeys: desiredKeys.map(Set.init))
             }
-            let standing = Self.standing(of: user, in: share)
-            try check(standing)
-            var participants = share.participants
-            switch standing {
-            case .participant(.pending):
-                participants.first { $0.participantID == user }?.acceptanceStatus = .accepted
-            case .publicAccess:
-                guard participants.count - 1 < Share.maximumParticipants else {
-                    throw FogError(
-                        .tooManyParticipants, message: "share \(location.recordName) has \(Share.maximumParticipants) participants already")
-                }
-                let joined = Share.Participant(
-                    userIdentity: try identity(of: user, in: txn), role: .publicUser, permission: share.publicPermission,
-                    acceptanceStatus: .accepted)
-                participants.append(joined)
-            default:
-                break  // The owner, or a participant who accepted already: nothing changes.
-            }
-            if standing != .owner {
-                // The shared database finds the zone by this hint (`ZoneDirectory+Sharing.swift`).
-                let hint = Layout.sharedZoneKey(
-                    participant: user, owner: location.owner, zoneName: location.zoneName, share: location.recordName)
-                try txn.put([], forKey: hint, in: core.store.table(named: Layout.users))
-            }
-            if standing == .participant(.pending) || standing == .publicAccess {
-                var new = old
-                new.values[Share.participantsKey] = .bytes(Data(Share.encodeParticipants(participants)))
-                let sequence = try nextCounter(Layout.metaSequence, in: txn)
-                new.changeSequence = sequence
-                try txn.put(RecordCodec.encode(new, names: &names), forKey: bigEndianKey(row), in: records.table)
-                try indexes.updateIndexEntries(old: old, new: new, row: row, zone: zone.id, txn: txn, names: &names.resolver)
-                try changes.logSave(
-                    zone: zone.id, row: row, name: location.recordName, previousSequence: old.changeSequence, sequence: sequence, txn: txn)
-                try changes.logZone(.changed, address: location.address, zone: zone.id, sequence: sequence, txn: txn)
-                share.shareState.withLock { state in
-                    state.participants = Array(participants.dropFirst())
-                }
-            }
-            share.shareState.withLock { state in
-                state.currentUser = ([state.owner] + state.participants).first { $0.participantID == user }
-            }
-            return share
         }
+        return found?.makeRecord(zoneID: location.zoneID, assetDirectory: assetDirectory)
+    }
+
+    private func accept(
+        at location: ShareLocation, for user: String, check: (ShareStanding) throws -> Void, txn: Store.WriteTransaction,
+        names: inout NameWriter<Store>
+    ) throws -> Share {
+        guard let zone = try zones.zoneInfo(at: location.address, in: txn.readView),
+            let row = try records.rowID(zone: zone.id, name: location.recordName, in: txn.readView),
+            let old = try txn.withValue(
+                forKey: bigEndianKey(row), in: records.table, { try RecordCodec.decode($0, names: &names.resolver) }),
+            old.recordType == Record.SystemType.share,
+            let share = old.makeRecord(zoneID: location.zoneID, assetDirectory: assetDirectory) as? Share
+        else {
+            throw FogError(.unknownItem, message: "there is no share \(location.recordName) in zone \(location.zoneName) of its owner")
+        }
+        let standing = Self.standing(of: user, in: share)
+        try check(standing)
+        var participants = share.participants
+        switch standing {
+        case .participant(.pending):
+            participants.first { $0.participantID == user }?.acceptanceStatus = .accepted
+        case .publicAccess:
+            guard participants.count - 1 < Share.maximumParticipants else {
+                throw FogError(
+                    .tooManyParticipants, message: "share \(location.recordName) has \(Share.maximumParticipants) participants already")
+            }
+            let joined = Share.Participant(
+                userIdentity: try identity(of: user, in: txn), role: .publicUser, permission: share.publicPermission,
+                acceptanceStatus: .accepted)
+            participants.append(joined)
+        default:
+            break  // The owner, or a participant who accepted already: nothing changes.
+        }
+        if standing != .owner {
+            // The shared database finds the zone by this hint (`ZoneDirectory+Sharing.swift`).
+            let hint = Layout.sharedZoneKey(
+                participant: user, owner: location.owner, zoneName: location.zoneName, share: location.recordName)
+            try txn.put([], forKey: hint, in: core.store.table(named: Layout.users))
+        }
+        if standing == .participant(.pending) || standing == .publicAccess {
+            var new = old
+            new.values[Share.participantsKey] = .bytes(Data(Share.encodeParticipants(participants)))
+            let sequence = try nextCounter(Layout.metaSequence, in: txn)
+            new.changeSequence = sequence
+            try txn.put(RecordCodec.encode(new, names: &names), forKey: bigEndianKey(row), in: records.table)
+            try indexes.updateIndexEntries(old: old, new: new, row: row, zone: zone.id, txn: txn, names: &names.resolver)
+            try changes.logSave(
+                zone: zone.id, row: row, name: location.recordName, previousSequence: old.changeSequence, sequence: sequence, txn: txn)
+            try changes.logZone(.changed, address: location.address, zone: zone.id, sequence: sequence, txn: txn)
+            share.shareState.withLock { state in
+                state.participants = Array(participants.dropFirst())
+            }
+        }
+        share.shareState.withLock { state in
+            state.currentUser = ([state.owner] + state.participants).first { $0.participantID == user }
+        }
+        return share
     }
 
     /// The identity of `user` from the directory (or a bare one), inside a write.
