@@ -17,7 +17,9 @@ struct ExportCommand: AsyncParsableCommand {
             owner, or for the public database the creator). \
             To standard output an asset's downloadURL is the stored file's file: URL; with \
             --output DIR the files are copied to DIR/assets/ and downloadURL is "assets/NAME". \
-            Users records are left out. Docs/ImportExport.md describes the format.
+            Users records are left out; each user comes first as a line of its own with its \
+            directory entry, and a share's line carries its participants. \
+            Docs/ImportExport.md describes the format.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -59,6 +61,17 @@ struct ExportCommand: AsyncParsableCommand {
         if let zone, zones.isEmpty { throw ValidationError("no zone \(zone) in the selected database") }
 
         let sink = try Sink(output: output.map { URL(fileURLWithPath: $0, isDirectory: true) })
+        // The user directory first, with every user's private database (not with one user's
+        // or one zone's): each user with an email address or a name, as a line of its own.
+        let users = try admin.users()
+        var userNames: [String: String] = [:]
+        for (identity, user) in users { if let id = user.userRecordID { userNames[id.recordName] = identity } }
+        if scope != .public, self.user == nil, zone == nil {
+            for (identity, user) in users.sorted(by: { $0.key < $1.key })
+            where user.lookupInfo?.emailAddress != nil || user.nameComponents != nil {
+                try sink.write(DirectoryLine(user: identity, identity: user))
+            }
+        }
         var containers: [String: Container] = [:]
         defer { for c in containers.values { c.close() } }
         var progress = Progress()
@@ -90,7 +103,13 @@ struct ExportCommand: AsyncParsableCommand {
                     if record.recordType == Record.SystemType.userRecord { continue }
                     let dictionary = try WebServices.RecordDictionary(record, zoneID: zoneID, locate: sink.locate)
                     let owner = z.scope == .public ? record.creatorUserRecordID.flatMap { identities[$0.recordName] } : identity
-                    try sink.write(ExportLine(record: dictionary, database: "\(z.scope)", user: owner))
+                    var line = ExportLine(record: dictionary, database: "\(z.scope)", user: owner)
+                    if let share = record as? Share, let url = share.url {
+                        // The owner reads the root from the share's metadata.
+                        let root = try await container.shareMetadata(for: url).hierarchicalRootRecordID?.recordName
+                        line.share = try ShareLine(share, root: root) { userNames[$0] }
+                    }
+                    try sink.write(line)
                     count += 1
                 }
                 progress.show(count, fraction: nil)
@@ -112,6 +131,7 @@ final class Sink {
     private var buffer = Data()
     private var copied: Set<String> = []
     private var writer = WebServices.JSONWriter()
+    private let encoder = WebServices.makeEncoder()
 
     init(output: URL?) throws {
         directory = output
@@ -142,11 +162,22 @@ final class Sink {
     }
 
     func write(_ line: ExportLine) throws {
-        writer.removeAll()
-        try writer.write(line.record, extra: [("database", line.database), ("user", line.user)])
-        buffer.append(contentsOf: writer.bytes)
+        if line.share != nil {
+            // Rare: the general encoder, which writes the same bytes for the rest of the line.
+            buffer.append(try encoder.encode(line))
+        } else {
+            writer.removeAll()
+            try writer.write(line.record, extra: [("database", line.database), ("user", line.user)])
+            buffer.append(contentsOf: writer.bytes)
+        }
         buffer.append(0x0A)
         if buffer.count >= 1 << 16 { try flush() }
+    }
+
+    /// Writes a user's line.
+    func write(_ line: DirectoryLine) throws {
+        buffer.append(try encoder.encode(line))
+        buffer.append(0x0A)
     }
 
     private func flush() throws {

@@ -84,7 +84,12 @@ struct ImportCommand: AsyncParsableCommand {
         /// Hands a decoded chunk to the importer; returns false when the import must stop.
         func consume(_ decoded: DecodedChunk) async -> Bool {
             do {
-                for (line, item) in decoded.items { try await importer.add(item, line: line) }
+                for (line, item) in decoded.items {
+                    switch item {
+                    case .record(let record): try await importer.add(record, line: line)
+                    case .user(let user): try await importer.addUser(user, line: line)
+                    }
+                }
             } catch let error as BatchFailure {
                 failure = error.message
                 return false
@@ -121,7 +126,11 @@ struct ImportCommand: AsyncParsableCommand {
         if failure == nil {
             do { try await importer.flush() } catch let error as BatchFailure { failure = error.message }
         }
-        let batchFailure = await importer.drain()
+        var batchFailure = await importer.drain()
+        if failure == nil, batchFailure == nil {
+            // Shares last: their roots and participants are in the store by now.
+            do { try await importer.saveShares() } catch let error as BatchFailure { batchFailure = error }
+        }
         progress.show(importer.committed, fraction: nil, force: true)
         progress.finish()
         let seconds = Date().timeIntervalSince(progress.started)
@@ -163,7 +172,7 @@ struct ImportCommand: AsyncParsableCommand {
 /// The lines of one chunk, decoded: each line's record with where it goes, and the first
 /// bad line (the lines after it are not decoded).
 struct DecodedChunk: Sendable {
-    var items: [(Int, Importer.Item)] = []
+    var items: [(Int, Importer.Line)] = []
     var failure: (line: Int, message: String)?
 }
 
@@ -180,8 +189,12 @@ struct TargetOptions: Sendable {
         result.items.reserveCapacity(lines.count)
         for (number, line) in lines {
             do {
-                let parsed = try decoder.decode(ExportLine.self, from: line)
-                result.items.append((number, try target(parsed)))
+                switch try decoder.decode(InterchangeLine.self, from: line) {
+                case .record(let parsed): result.items.append((number, .record(try target(parsed))))
+                case .user(let user):
+                    guard !user.user.isEmpty else { throw LineError(message: "user: is empty") }
+                    result.items.append((number, .user(user)))
+                }
             } catch let error as LineError {
                 result.failure = (number, error.message)
             } catch let error as DecodingError {
@@ -214,6 +227,17 @@ struct TargetOptions: Sendable {
             throw LineError(message: "zone \(zoneName): the public database has only its default zone")
         }
         let record = try Record(line.record, zoneID: RecordZone.ID(zoneName: zoneName), assetBase: assetBase)
+        if record.recordType == Record.SystemType.share || line.share != nil {
+            guard record.recordType == Record.SystemType.share, let share = line.share else {
+                throw LineError(message: "share: a share's line has the share's state, and only a cloudkit.share record has one")
+            }
+            guard scope == .private else { throw LineError(message: "share: shares live in their owner's private database") }
+            try share.validate()
+            if share.root == nil, record.recordID.recordName != Share.zoneWideShareRecordName {
+                throw LineError(message: "share.root: a share without a root is a zone-wide share, named \(Share.zoneWideShareRecordName)")
+            }
+            return Importer.Item(scope: scope, user: identity, record: record, share: share)
+        }
         return Importer.Item(scope: scope, user: identity, record: record)
     }
 }
@@ -236,6 +260,14 @@ struct Importer {
         var scope: Database.Scope
         var user: String?
         var record: Record
+        /// A share's state, for a `cloudkit.share` record.
+        var share: ShareLine?
+    }
+
+    /// What one line gives the importer.
+    enum Line: Sendable {
+        case record(Item)
+        case user(DirectoryLine)
     }
 
     private struct Batch {
@@ -257,6 +289,8 @@ struct Importer {
     private var zones: Set<String> = []
     private var current: Batch?
     private var running: [Task<Int, any Error>] = []
+    /// The shares read, with their lines, saved after every other record.
+    private var shares: [(item: Item, line: Int)] = []
 
     init(admin: Container.Administrator, configuration: Container.Configuration, batchSize: Int, inFlight: Int) {
         self.admin = admin
@@ -270,14 +304,16 @@ struct Importer {
             skipped += 1
             return
         }
+        if item.share != nil {
+            shares.append((item, line))
+            return
+        }
         let zoneName = item.record.recordID.zoneID.zoneName
         let key = "\(item.scope)/\(item.user ?? "")/\(zoneName)"
         if let batch = current, batch.key != key || batch.records.count >= batchSize { try await flush() }
         if current == nil {
             let database = try database(item.scope, user: item.user)
-            if item.scope == .private, zoneName != RecordZone.ID.defaultZoneName, zones.insert(key).inserted {
-                _ = try await database.save(RecordZone(zoneName: zoneName))
-            }
+            try await createZone(zoneName, key: key, in: database, scope: item.scope)
             current = Batch(key: key, database: database, firstLine: line)
         }
         current!.records.append(item.record)
@@ -348,6 +384,92 @@ struct Importer {
             }
         }
         return failure
+    }
+
+    /// Creates a custom zone of a private database the first time a record of it comes.
+    private mutating func createZone(_ zoneName: String, key: String, in database: Database, scope: Database.Scope) async throws {
+        if scope == .private, zoneName != RecordZone.ID.defaultZoneName, zones.insert(key).inserted {
+            _ = try await database.save(RecordZone(zoneName: zoneName))
+        }
+    }
+
+    /// Adds the user of a directory line to the store, with its email address and name.
+    mutating func addUser(_ line: DirectoryLine, line number: Int) async throws {
+        do {
+            try await admin.addUser(
+                line.user, emailAddress: line.directoryEntry.emailAddress, nameComponents: line.directoryEntry.nameComponents?.components)
+        } catch {
+            throw BatchFailure(message: "line \(number): user \(line.user): \(error)")
+        }
+    }
+
+    /// Saves the shares read, each with its root as the store needs, then lets each
+    /// participant who had accepted accept again (the store makes participants a client adds
+    /// pending). A share that exists already gets the file's participants and permission.
+    mutating func saveShares() async throws {
+        for (item, line) in shares {
+            do {
+                try await saveShare(item)
+                committed += 1
+            } catch let error as LineError {
+                throw BatchFailure(message: "line \(line): \(error.message)")
+            } catch {
+                throw BatchFailure(message: "line \(line): share \(item.record.recordID.recordName): \(error)")
+            }
+        }
+        shares = []
+    }
+
+    private mutating func saveShare(_ item: Item) async throws {
+        guard let state = item.share, let owner = item.user else { return }
+        let zoneID = item.record.recordID.zoneID
+        let database = try database(.private, user: owner)
+        try await createZone(zoneID.zoneName, key: "\(Database.Scope.private)/\(owner)/\(zoneID.zoneName)", in: database, scope: .private)
+        let share: Share
+        var saving: [Record] = []
+        do {
+            guard let existing = try await database.record(for: item.record.recordID) as? Share else {
+                throw LineError(message: "record \(item.record.recordID.recordName) exists and is not a share")
+            }
+            share = existing
+        } catch let error as FogError where error.code == .unknownItem {
+            if let root = state.root {
+                let rootRecord = try await database.record(for: Record.ID(recordName: root, zoneID: zoneID))
+                share = Share(rootRecord: rootRecord, shareID: item.record.recordID)
+                saving.append(rootRecord)
+            } else {
+                share = Share(recordZoneID: zoneID)
+            }
+        }
+        for key in item.record.allKeys() { share[key] = item.record[key] }
+        share.publicPermission = try ShareLine.permission(state.publicPermission, field: "share.publicPermission")
+        let ownerContainer = try container(owner)
+        for p in state.participants where p.role == "PRIVATE_USER" {
+            let id = try await container(p.user).userRecordID()
+            let participant = try await ownerContainer.shareParticipant(forUserRecordID: id)
+            participant.permission = try ShareLine.permission(p.permission, field: "share.participants.permission")
+            if let existing = share.participants.first(where: { $0 == participant }) {
+                existing.permission = participant.permission
+            } else {
+                share.addParticipant(participant)
+            }
+        }
+        saving.append(share)
+        let result = try await database.modifyRecords(saving: saving, deleting: [])
+        guard let url = (try result.saveResults[share.recordID]?.get() as? Share)?.url else { return }
+        for p in state.participants where p.role != "OWNER" && p.acceptanceStatus == "ACCEPTED" {
+            let participant = try container(p.user)
+            let metadata = try await participant.shareMetadata(for: url)
+            if metadata.participantStatus != .accepted { _ = try await participant.accept(metadata) }
+        }
+    }
+
+    /// The container of `user`, opened once.
+    private mutating func container(_ user: String) throws -> Container {
+        if let container = containers[user] { return container }
+        let container = try admin.container(user: user, configuration: configuration)
+        containers[user] = container
+        return container
     }
 
     private mutating func database(_ scope: Database.Scope, user: String?) throws -> Database {

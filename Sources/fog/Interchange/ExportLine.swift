@@ -9,8 +9,10 @@ struct ExportLine: Codable {
     var record: WebServices.RecordDictionary
     var database: String?
     var user: String?
+    /// A share's state (FogKit's key), on the line of a `cloudkit.share` record.
+    var share: ShareLine?
 
-    enum CodingKeys: String, CodingKey { case database, user }
+    enum CodingKeys: String, CodingKey { case database, user, share }
 
     init(record: WebServices.RecordDictionary, database: String?, user: String?) {
         self.record = record
@@ -23,6 +25,7 @@ struct ExportLine: Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         database = try c.decodeIfPresent(String.self, forKey: .database)
         user = try c.decodeIfPresent(String.self, forKey: .user)
+        share = try c.decodeIfPresent(ShareLine.self, forKey: .share)
         if let database, !["private", "public"].contains(database) {
             throw WebServices.FormatError(field: "database", reason: "is \"\(database)\"; it must be private or public")
         }
@@ -33,6 +36,23 @@ struct ExportLine: Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeIfPresent(database, forKey: .database)
         try c.encodeIfPresent(user, forKey: .user)
+        try c.encodeIfPresent(share, forKey: .share)
+    }
+}
+
+/// A line of `fog export`'s output: a record, or a user and their directory entry.
+enum InterchangeLine: Decodable {
+    case record(ExportLine)
+    case user(DirectoryLine)
+
+    private enum Keys: String, CodingKey { case directoryEntry }
+
+    init(from decoder: any Decoder) throws {
+        if try decoder.container(keyedBy: Keys.self).contains(.directoryEntry) {
+            self = .user(try DirectoryLine(from: decoder))
+        } else {
+            self = .record(try ExportLine(from: decoder))
+        }
     }
 }
 
