@@ -181,21 +181,20 @@ extension Container {
     ///
     /// - Throws: ``FogError/Code/unknownItem`` when no user of the container matches.
     func participant(for lookupInfo: UserIdentity.LookupInfo) throws -> Share.Participant {
-        let identity: UserIdentity?
+        let found: UserIdentity?
+        let missing: String
         if let emailAddress = lookupInfo.emailAddress {
-            identity = try userIdentityNow(forEmailAddress: emailAddress)
-            guard let identity else {
-                throw FogError(.unknownItem, message: "no user of the container has the email address \(emailAddress)")
-            }
+            found = try userIdentityNow(forEmailAddress: emailAddress)
+            missing = "no user of the container has the email address \(emailAddress)"
         } else if let userRecordID = lookupInfo.userRecordID {
-            identity = try userIdentityNow(forUserRecordID: userRecordID)
-            guard identity != nil else {
-                throw FogError(.unknownItem, message: "the container has no user with user record ID \(userRecordID.recordName)")
-            }
+            found = try userIdentityNow(forUserRecordID: userRecordID)
+            missing = "the container has no user with user record ID \(userRecordID.recordName)"
         } else {
             try checkUserLookup()
-            throw FogError(.unknownItem, message: "FogKit finds users by email address or user record ID, not by phone number")
+            found = nil
+            missing = "FogKit finds users by email address or user record ID, not by phone number"
         }
-        return Share.Participant(userIdentity: identity!, role: .privateUser, permission: .readOnly, acceptanceStatus: .unknown)
+        guard let found else { throw FogError(.unknownItem, message: missing) }
+        return Share.Participant(userIdentity: found, role: .privateUser, permission: .readOnly, acceptanceStatus: .unknown)
     }
 }

@@ -13,6 +13,8 @@ import Foundation
 /// | (zone, 2) | the horizon: (sequence, row) tuple of the newest pruned tombstone |
 /// | (zone, 3) | the last `clientChangeTokenData` saved to the zone |
 /// | (zone, 4, sequence, row) | tombstone age: deletion time (little-endian Float64 seconds since 2001), record name |
+/// | (zone, 5, sequence, row) | the share that covered the record of that tombstone (`Layout.sharedDeletionKey`) |
+/// | (zone, 6, record name) | (sequence, share name) tuple: the share the record last left (`Layout.sharedMoveKey`) |
 ///
 /// `dbchanges`, keys starting with (scope, owner):
 ///
