@@ -126,7 +126,7 @@ import Testing
             #expect(try admin.checkIntegrity().isSound)
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 5])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 6])
             let (entries, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(entries.count == 20)
@@ -161,7 +161,7 @@ import Testing
                 container.privateCloudDatabase, container: container, admin: admin, names: names, label: "migrated from format 2")
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 5])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 6])
             let (after, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
@@ -282,6 +282,33 @@ import Testing
         #expect(try admin.checkIntegrity().isSound)
     }
 
+    @Test func aVersionFiveStoreGainsTheSubscriptionTables() async throws {
+        let directory = try TemporaryDirectory()
+        // The tables of version 5 (version 3's and `assets`) and its `meta`.
+        do {
+            let environment = try LMDBStore.open(
+                directory: directory.url,
+                configuration: .init(tables: Self.tables + ["assets"], tableLayouts: ["indexes": Self.indexLayout]))
+            defer { environment.close() }
+            try environment.writeAndWait { txn throws in
+                let meta = environment.table(named: "meta")
+                try txn.put([0, 0, 0, 0, 0, 0, 0, 5], forKey: Array("format".utf8), in: meta)
+                try txn.put(Array(repeating: 7, count: 16), forKey: Array("incarnation".utf8), in: meta)
+                try txn.put(Array("iCloud.test".utf8), forKey: Array("identifier".utf8), in: meta)
+            }
+        }
+        let admin = try directory.openAdministrator()
+        defer { admin.close() }
+        #expect(try admin.storeInfo().formatVersion == 6)
+        let container = try admin.container(user: "alice")
+        defer { container.close() }
+        try await container.privateCloudDatabase.save(
+            QuerySubscription(recordType: "Note", predicate: QueryPredicate(value: true), subscriptionID: "notes"))
+        try await container.privateCloudDatabase.save(Record(recordType: "Note"))
+        #expect(try await receivedNotifications(container).count == 1)
+        #expect(try admin.checkIntegrity().isSound)
+    }
+
     @Test func aVersionThreeStoreWithoutTheAssetsTableIsOpenedAndMigrated() async throws {
         let directory = try TemporaryDirectory()
         // The tables of version 3 and its `meta`, as version 3 created them.
@@ -298,7 +325,7 @@ import Testing
         }
         let admin = try directory.openAdministrator()
         defer { admin.close() }
-        #expect(try admin.storeInfo().formatVersion == 5)
+        #expect(try admin.storeInfo().formatVersion == 6)
         let container = try admin.container(user: "alice")
         defer { container.close() }
         let source = directory.appending("source")

@@ -7,6 +7,9 @@ import Foundation
 //                                      1, 4, 16 and 64 tasks saving one record per request
 //   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
 //   fog-bench workloads                ../shared/bench's W1–W5, lines as bench_lmdb.c prints them
+//   fog-bench subscriptions [--records N] [--rounds R]
+//                                      inserts with 0, 10,000 non-matching and 100 matching
+//                                      subscriptions; notification delivery latency (Subscriptions.swift)
 //   fog-bench bounded                  peak RSS of migration and pruning on a large store (Bounded.swift)
 //
 // Each line: <workload> <ops/s> ops/s <seconds> s cpu=<user+sys seconds> check=<records stored>
@@ -136,6 +139,11 @@ case "bounded":
         try await boundedWork(
             records: counts.records, tags: counts.tags, tombstones: counts.tombstones, zones: counts.zones, only: only)
     }
+case "subscriptions":
+    runBlocking {
+        try await subscriptionBenchmarks(
+            durability: durability, records: Int(option("--records") ?? "") ?? 20_000, rounds: counts.rounds ?? 3)
+    }
 case "bounded-step":
     runBlocking { try await boundedStep(rest) }
 default:
@@ -143,5 +151,6 @@ default:
     print("       fog-bench changes [--rounds R]")
     print("       fog-bench bounded [--records N] [--tags T] [--tombstones N] [--zones N] [--only migrate,prune-tombstones,prune-zones]")
     print("       fog-bench workloads [--durability durable|relaxed|none]")
+    print("       fog-bench subscriptions [--durability durable|relaxed|none] [--records N] [--rounds R]")
     exit(2)
 }

@@ -58,11 +58,14 @@ enum AccessAction: Sendable, Hashable {
     case leaveShare
     /// One of the container-level administrative calls.
     case administer(AdministrativeCall)
+    /// Save, delete or fetch one's subscriptions, or read one's notifications: a user's, in
+    /// any database (which kinds a database allows is the subscription service's per-item check).
+    case manageSubscriptions
 
     /// Whether the action changes records or zones.
     var writes: Bool {
         switch self {
-        case .save, .delete, .cascadeDelete, .zoneModify, .zoneDelete: true
+        case .save, .delete, .cascadeDelete, .zoneModify, .zoneDelete, .manageSubscriptions: true
         default: false
         }
     }
@@ -375,7 +378,7 @@ struct AccessPolicy: Sendable {
                 throw FogError(.unknownItem, message: Self.notShared(recordName))
             }
         case .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
-            .leaveShare, .administer:
+            .leaveShare, .administer, .manageSubscriptions:
             return
         }
     }

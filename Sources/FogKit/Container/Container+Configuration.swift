@@ -95,6 +95,15 @@ extension Container {
         /// Each asset is measured on its own (assets count toward neither a record's 1 MB nor a
         /// request's 2 MB).
         public var maximumAssetSize: Int
+        /// How long a notification stays stored for its listeners, in seconds (7 days by
+        /// default; `.infinity` keeps them forever). A listener whose next notification is
+        /// older gets ``FogError/Code/changeTokenExpired`` (see
+        /// ``Container/notifications(listener:)``). Old notifications are pruned when later
+        /// ones are written for the same user.
+        public var notificationRetention: TimeInterval = Configuration.defaultNotificationRetention
+
+        /// 7 days.
+        public static let defaultNotificationRetention: TimeInterval = EngineDefaults.notificationRetention
 
         /// 30 days.
         public static let defaultTombstoneRetention: TimeInterval = EngineDefaults.tombstoneRetention
@@ -125,6 +134,11 @@ extension Container.Configuration {
         guard tombstoneRetention >= 0 else {
             throw FogError(
                 .invalidArguments, message: "tombstoneRetention is \(tombstoneRetention); it must be 0 or more seconds, or .infinity")
+        }
+        guard notificationRetention >= 0 else {
+            throw FogError(
+                .invalidArguments,
+                message: "notificationRetention is \(notificationRetention); it must be 0 or more seconds, or .infinity")
         }
         guard maximumAssetSize > 0 else {
             throw FogError(.invalidArguments, message: "maximumAssetSize is \(maximumAssetSize); it must be 1 or more bytes")

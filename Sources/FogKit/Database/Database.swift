@@ -37,6 +37,7 @@ public final class Database: Sendable, CustomStringConvertible {
         self.engine = engine
         self.context = DatabaseContext(
             scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention,
+            notificationRetention: configuration.notificationRetention,
             feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode)
         var limits = configuration.limits.requestLimits
         limits.maximumAssetSize = configuration.maximumAssetSize

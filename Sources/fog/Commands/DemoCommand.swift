@@ -14,7 +14,10 @@ struct DemoCommand: AsyncParsableCommand {
             reads and edits it through his shared database but sees none of her other notes, \
             until alice removes him. Then the feature flags of a content app: the schema gains \
             an Admin role that alone writes AppFeatures records, which everyone reads; alice is \
-            an Admin, bob is not. Ends with `fog info`'s description.
+            an Admin, bob is not. Then the photo app's subscriptions (seed 003): alice subscribes to \
+            new posts and to the comments of one post she follows; bob posts and comments; \
+            alice's listener receives exactly those (`fog watch --user alice` prints them). \
+            Ends with `fog info`'s description.
             """)
 
     @Option(name: .long, help: "The folder that holds the store.")
@@ -110,9 +113,71 @@ struct DemoCommand: AsyncParsableCommand {
 
         try await shareDemo(admin: admin, alice: container, bob: bob, note: notes[0].recordID, other: notes[1].recordID)
         try await featureFlagDemo(admin: admin, alice: container, bob: bob)
+        try await photoAppDemo(alice: container, bob: bob)
 
         print("")
         print(InfoCommand.render(try admin.storeInfo()), terminator: "")
+    }
+
+    /// Seed 003's photo app: alice subscribes (public database) to new posts and to the
+    /// comments of one post she follows; bob posts and comments, on that post and another;
+    /// alice's listener receives exactly the new post and the comments on the followed one.
+    private func photoAppDemo(alice: Container, bob: Container) async throws {
+        let run = UUID().uuidString.prefix(8)
+        let followed = Record(recordType: "Post", recordID: Record.ID(recordName: "post-\(run)-followed"))
+        followed["caption"] = "A photo alice follows"
+        let other = Record(recordType: "Post", recordID: Record.ID(recordName: "post-\(run)-other"))
+        other["caption"] = "Another photo"
+        _ = try await bob.publicCloudDatabase.modifyRecords(saving: [followed, other], deleting: [])
+
+        let listener = "photo-app"
+        try await alice.resetNotificationListener(listener)
+        let pub = alice.publicCloudDatabase
+        try await pub.save(
+            QuerySubscription(
+                recordType: "Post", predicate: QueryPredicate(value: true), subscriptionID: "allPosts", options: .firesOnRecordCreation))
+        let comments = QuerySubscription(
+            recordType: "Comment",
+            predicate: try QueryPredicate(format: "post == %@", Record.Reference(recordID: followed.recordID, action: .none)),
+            subscriptionID: followed.recordID.recordName, options: .firesOnRecordCreation)
+        comments.notificationInfo = Subscription.NotificationInfo(
+            alertBody: "New comment", desiredKeys: ["text"], shouldSendContentAvailable: true)
+        try await pub.save(comments)
+        print("Alice subscribes to new posts and to the comments on \(followed.recordID.recordName)")
+
+        let sunset = Record(recordType: "Post", recordID: Record.ID(recordName: "post-\(run)-sunset"))
+        sunset["caption"] = "Sunset"
+        try await bob.publicCloudDatabase.save(sunset)
+        for (text, target) in [("Lovely", followed), ("Where is this?", other), ("Great light", followed)] {
+            let comment = Record(recordType: "Comment", recordID: Record.ID(recordName: "comment-\(run)-\(UUID().uuidString.prefix(8))"))
+            comment["text"] = text
+            comment["post"] = Record.Reference(recordID: target.recordID, action: .deleteSelf)
+            try await bob.publicCloudDatabase.save(comment)
+        }
+        print("Bob posts \(sunset.recordID.recordName) and comments three times (twice on the followed post)")
+
+        let sequence = try alice.notifications(listener: listener)
+        let received = Task { () throws -> [CloudNotification] in
+            var all: [CloudNotification] = []
+            for try await notification in sequence {
+                all.append(notification)
+                if all.count == 3 { break }
+            }
+            return all
+        }
+        let timer = Task {
+            try await Task.sleep(for: .seconds(5))
+            received.cancel()
+        }
+        let notifications = try await received.value
+        timer.cancel()
+        print("Alice's listener receives \(notifications.count) notifications:")
+        for notification in notifications { print("  " + WatchCommand.render(notification)) }
+        if let last = notifications.last?.notificationID {
+            try await alice.acknowledgeNotifications(through: last, listener: listener)
+        }
+        // Unsubscribed, so a later run starts afresh.
+        _ = try await pub.modifySubscriptions(saving: [], deleting: ["allPosts", followed.recordID.recordName])
     }
 
     /// Seed 002's feature flags: the schema gains an `Admin` role that alone creates and

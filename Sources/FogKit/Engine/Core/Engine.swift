@@ -21,6 +21,7 @@ import Foundation
 /// | ``zones`` | `Zones/` | scopes, zone addresses, zone requests | `zones`, `zoneIDs` |
 /// | ``users`` | `Users/` | user identities, their `Users` records, the user directory | `users` |
 /// | ``shares`` | `Sharing/` | shares by URL: metadata, acceptance (saving them is ``writer``'s) | `records` (the share) |
+/// | ``subscriptions`` | `Subscriptions/` | subscriptions, the notifications writes produce, listeners' positions | `subscriptions`, `notifications` |
 /// | ``maintenance`` | `Maintenance/` | integrity, migration, backup, store information | (migration: all) |
 final class Engine<Store: KeyValueStore>: Sendable {
     let core: EngineCore<Store>
@@ -35,6 +36,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
     let reader: RecordReader<Store>
     let queries: QueryExecutor<Store>
     let feeds: ChangeFeeds<Store>
+    let subscriptions: SubscriptionStore<Store>
     let maintenance: Maintenance<Store>
 
     /// Opens the store for `caller`; only the administrator migrates an older format.
@@ -53,9 +55,11 @@ final class Engine<Store: KeyValueStore>: Sendable {
         zones = ZoneDirectory(core: core, records: records, indexes: indexes, changes: changes)
         users = UserDirectory(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
         shares = ShareDirectory(core: core, records: records, indexes: indexes, changes: changes, zones: zones)
-        writer = RecordWriter(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
         reader = RecordReader(core: core, records: records, zones: zones)
         queries = QueryExecutor(core: core, records: records, indexes: indexes, zones: zones)
+        subscriptions = SubscriptionStore(core: core, zones: zones, queries: queries, reader: reader)
+        writer = RecordWriter(
+            core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones, subscriptions: subscriptions)
         feeds = ChangeFeeds(core: core, records: records, changes: changes, zones: zones)
         maintenance = Maintenance(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
         do {

@@ -48,9 +48,13 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
                 at: directory,
                 configuration: Layout.configuration(durability: durability, createsMissingTables: !existed))
         } catch StorageError.notFound {
-            // A store of format version 1 to 3 has every table but `assets`: it is created
-            // (empty) here and filled by the migration to version 4.
-            guard existed, Self.isStoreBeforeVersion4(at: directory, durability: durability) else {
+            // A store of format version 1 to 3 has every table but `assets`, `subscriptions`
+            // and `notifications`, one of version 4 or 5 every table but the last two: they are
+            // created (empty) here; the migration to version 4 fills `assets`.
+            guard existed,
+                Self.isStore(at: directory, durability: durability, tables: Layout.tablesBeforeVersion4, below: 4)
+                    || Self.isStore(at: directory, durability: durability, tables: Layout.tablesBeforeVersion6, below: 6)
+            else {
                 throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
             }
             do {
@@ -77,17 +81,18 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         }
     }
 
-    /// Whether the store in `directory` has every table of format versions 1 to 3 and one of
-    /// those versions in `meta` (opened without creating anything, then closed).
-    private static func isStoreBeforeVersion4(at directory: URL, durability: StorageDurability) -> Bool {
+    /// Whether the store in `directory` has every table of `tables` and a readable format
+    /// version below `version` in `meta` (opened without creating anything, then closed).
+    private static func isStore(at directory: URL, durability: StorageDurability, tables: [String], below version: Int64) -> Bool {
+        let limit = version
         let configuration = StoreConfiguration(
-            tables: Layout.tablesBeforeVersion4, layouts: Layout.tableLayouts, durability: durability, createsMissingTables: false)
+            tables: tables, layouts: Layout.tableLayouts, durability: durability, createsMissingTables: false)
         guard let old = try? Store.open(at: directory, configuration: configuration) else { return false }
         defer { old.close() }
         let meta = old.table(named: Layout.meta)
         let version = try? old.read { txn in try txn.withValue(forKey: Layout.metaFormat, in: meta) { try readBigEndianKey($0) } }
         guard let version = version ?? nil else { return false }
-        return version < 4 && Layout.readableFormatVersions.contains(version)
+        return version < limit && Layout.readableFormatVersions.contains(version)
     }
 
     /// Writes the format version and incarnation of a new store, or checks them.

@@ -13,6 +13,8 @@ struct DatabaseContext: Sendable {
     let user: String?
     /// How long deletions stay in the zone change logs.
     var tombstoneRetention: TimeInterval = EngineDefaults.tombstoneRetention
+    /// How long notifications stay for their listeners.
+    var notificationRetention: TimeInterval = EngineDefaults.notificationRetention
     /// Which zones have change feeds.
     var feeds: FeedZones = .customZones
     /// The environment's schema rules: just-in-time types and fields, or none.
@@ -66,6 +68,8 @@ struct QueryBatch: Sendable {
 enum EngineDefaults {
     /// How long tombstones stay in a zone's change log: 30 days.
     static let tombstoneRetention: TimeInterval = 30 * 86_400
+    /// How long notifications are kept for listeners by default: 7 days.
+    static let notificationRetention: TimeInterval = 7 * 86_400
     /// The largest asset file a save copies: 50 MB (50,000,000 bytes), CloudKit Web Services'
     /// published limit per asset file.
     static let maximumAssetSize = 50_000_000

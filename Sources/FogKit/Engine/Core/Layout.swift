@@ -5,10 +5,10 @@ import Foundation
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
 enum Layout {
     /// The format version written in `meta`; a store with another version is refused.
-    static let formatVersion: Int64 = 5
+    static let formatVersion: Int64 = 6
     /// The versions this FogKit opens; older ones are migrated when opened (see
     /// `Engine.migrate(from:)`).
-    static let readableFormatVersions: ClosedRange<Int64> = 1...5
+    static let readableFormatVersions: ClosedRange<Int64> = 1...6
 
     static let meta = "meta"
     static let zones = "zones"
@@ -24,9 +24,13 @@ enum Layout {
     /// Asset reference counts (from version 4).
     static let assets = "assets"
 
-    static let allTables = [meta, zones, zoneIDs, names, records, schema, users, refs, indexes, changes, databaseChanges, assets]
-    /// The tables of format versions 1 to 3, which had no `assets`.
-    static let tablesBeforeVersion4 = allTables.filter { $0 != assets }
+    static let allTables = [
+        meta, zones, zoneIDs, names, records, schema, users, refs, indexes, changes, databaseChanges, assets, subscriptions, notifications,
+    ]
+    /// The tables of format versions 4 and 5, which had no `subscriptions` and `notifications`.
+    static let tablesBeforeVersion6 = allTables.filter { $0 != subscriptions && $0 != notifications }
+    /// The tables of format versions 1 to 3, which had no `assets` either.
+    static let tablesBeforeVersion4 = tablesBeforeVersion6.filter { $0 != assets }
 
     /// `indexes` holds a key's rows as a sorted set of 8-byte values (from version 3).
     static let indexTableLayout: TableLayout = .multiValue(fixedSizeValues: true)

@@ -12,6 +12,10 @@ import Synchronization
 final class SharedStoreState: Sendable {
     /// The interned names and fixed field types of the store.
     let names = NameCache()
+    /// The index of the store's subscriptions (keyed by the stamp in `meta`).
+    let subscriptions = SubscriptionCache()
+    /// Wakes the notification listeners of the store after a commit that wrote notifications.
+    let notificationSignal = NotificationSignal()
     private let key: String
 
     private struct Entry {

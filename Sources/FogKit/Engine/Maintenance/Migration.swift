@@ -17,6 +17,8 @@ extension Maintenance {
     /// Version 4 → 5: the schema catalog gains its record type entries (`("t", type)`), one
     /// for every type that has records or a field type, with CloudKit's default grants.
     ///
+    /// Version 5 → 6: the new `subscriptions` and `notifications` tables start empty.
+    ///
     /// Version 2 → 3: `indexes` keys lose their trailing row id, which becomes the value, as
     /// one of the key's sorted set of values: the table is replaced with an empty one of
     /// ``Layout/indexTableLayout`` (a store keeps the layout a table was created with, so the
@@ -30,6 +32,8 @@ extension Maintenance {
             if current < 3 { try rebuildIndexTable(txn: txn, names: &names) }
             if current < 4 { try recordStore.assets.recount(records: records, txn: txn) }
             if current < 5 { try catalogRecordTypes(txn: txn, names: &names) }
+            // Version 5 → 6: `subscriptions` and `notifications` were created empty when the
+            // store was opened; there is nothing to fill.
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
         }
     }

@@ -53,6 +53,11 @@ struct ModifyRun<Store: KeyValueStore> {
     /// zone holds a zone-wide share, for the shared-deletion marks (`ModifyRun+Shares.swift`).
     var deletedCoverage: [String: String?] = [:]
     var zoneWideShares: [Int64: Bool] = [:]
+    /// The notifications the request produces; `nil` when the store has no subscription
+    /// (`ModifyRun+Notifications.swift`).
+    var notices: NotificationMatcher<Store>?
+    /// The name of the zone being applied.
+    var zoneNameBeingApplied = ""
 
     private struct Item {
         enum Kind {
@@ -125,6 +130,7 @@ struct ModifyRun<Store: KeyValueStore> {
 
         for zoneID in order {
             let requested = groups[zoneID]!
+            zoneNameBeingApplied = zoneID.zoneName
             let zone: ZoneInfo
             do {
                 if context.scope == .shared {
@@ -673,6 +679,7 @@ struct ModifyRun<Store: KeyValueStore> {
             }
             try writer.changes.logSave(
                 zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.changeSequence, sequence: sequence, txn: txn)
+            if notices != nil { try notifySave(stored, encoded: bytes, created: p.existing == nil) }
             for target in p.oldTargets.subtracting(p.newTargets) {
                 try txn.delete(Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
             }
@@ -717,6 +724,7 @@ struct ModifyRun<Store: KeyValueStore> {
             }
             deletedRows.insert(row)
             deletedNames.insert(record.recordName)
+            if notices != nil { try notifyDelete(record) }
             try txn.delete(bigEndianKey(row), in: writer.records.table)
             try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
             try updateIndexEntries(old: record, new: nil, row: row, zone: zone)

@@ -7,6 +7,8 @@ struct ModifyOutcome: Sendable {
     var deleteResults: [(Record.ID, Result<Void, FogError>)] = []
     /// The record types whose just-in-time indexes wait to be built for older records.
     var pendingBuilds: Set<String> = []
+    /// Whether the request wrote notifications (their listeners are woken after the commit).
+    var notified = false
 }
 
 /// Saves and deletes records: a modify request is checked (``prepareModify``), then run in
@@ -18,11 +20,14 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
     let catalog: SchemaCatalog<Store>
     let changes: ChangeLog<Store>
     let zones: ZoneDirectory<Store>
+    /// Matches the changes against the subscriptions and writes their notifications.
+    let subscriptions: SubscriptionStore<Store>
 
     init(
         core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, catalog: SchemaCatalog<Store>,
-        changes: ChangeLog<Store>, zones: ZoneDirectory<Store>
+        changes: ChangeLog<Store>, zones: ZoneDirectory<Store>, subscriptions: SubscriptionStore<Store>
     ) {
+        self.subscriptions = subscriptions
         self.core = core
         self.records = records
         self.indexes = indexes
@@ -44,6 +49,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let outcome = try await request.removingFailedCopies { () async throws in
             try await write { [self] txn, names in try run(request, txn: txn, names: &names) }
         }
+        if outcome.notified { subscriptions.signal.signal() }
         // The saves created fields just in time on a record type that had records: their
         // indexes are built now (until then development queries scan). A failure leaves the
         // build marked, for the next index change or `resumeIndexBuilds()` to complete.
@@ -69,6 +75,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let outcome = try prepared.removingFailedCopiesAndWait {
             try writeAndWait { [self] txn, names in try run(prepared, txn: txn, names: &names) }
         }
+        if outcome.notified { subscriptions.signal.signal() }
         // As in `modify`, without blocking the operation's thread on the build.
         if !outcome.pendingBuilds.isEmpty {
             let types = outcome.pendingBuilds.sorted()
@@ -198,9 +205,14 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             writer: self, txn: txn, names: names, context: request.context, user: request.user, policy: request.policy,
             now: request.now, sequence: try nextCounter(Layout.metaSequence, in: txn),
             clientChangeTokenData: request.clientChangeTokenData)
-        let outcome = try run.execute(
+        run.notices = try subscriptions.matcher(context: request.context, txn: txn)
+        var outcome = try run.execute(
             clients: request.clients, saveErrors: request.saveErrors, deletes: request.deletes,
             deleteErrors: request.deleteErrors, atomic: request.atomic)
+        if let notices = run.notices, !notices.pending.isEmpty || !notices.removed.isEmpty {
+            try subscriptions.write(notices.pending, removing: notices.removed, now: request.now, retention: notices.retention, txn: txn)
+            outcome.notified = !notices.pending.isEmpty
+        }
         names = run.names
         return outcome
     }
