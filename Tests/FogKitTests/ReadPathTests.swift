@@ -63,4 +63,51 @@ import Testing
             check(try await db.record(for: id))
         }
     }
+
+    /// Fetches by ID take a row hint only when the record at that row is the one asked for in
+    /// the fetch's snapshot: hints pointing at other records (of the same name in another
+    /// zone, of other names), at deleted rows or at rows past the end change no result.
+    @Test func rowHintsAreCheckedAgainstTheSnapshot() async throws {
+        let zoneA = try await db.save(RecordZone(zoneName: "A")).zoneID
+        let zoneB = try await db.save(RecordZone(zoneName: "B")).zoneID
+        var records: [Record] = []
+        for i in 0..<12 {
+            for zone in [zoneA, zoneB] {
+                let record = Record(recordType: "Item", recordID: Record.ID(recordName: "r\(i)", zoneID: zone))
+                record["v"] = "\(zone.zoneName)-\(i)"
+                records.append(record)
+            }
+        }
+        _ = try await db.modifyRecords(saving: records, deleting: [])
+        let ids = records.map(\.recordID)
+        let hints = db.engine.records.rowHints
+        func poison(_ offset: Int64) {
+            // Zone ids are small integers: every (zone, name) pair a fetch can ask for.
+            for zone in Int64(0)..<64 {
+                for (k, id) in ids.enumerated() {
+                    hints.remember((Int64(k) + offset) % 80, for: RowHints.hash(zone: zone, name: id.recordName))
+                }
+            }
+        }
+        for offset in Int64(0)..<6 {
+            poison(offset)
+            for id in ids {
+                let record = try await db.record(for: id)
+                #expect(record["v"] as? String == "\(id.zoneID.zoneName)-\(id.recordName.dropFirst())")
+            }
+            poison(offset + 7)
+            let results = try await db.records(for: ids)
+            for id in ids { #expect(try results[id]?.get()["v"] as? String == "\(id.zoneID.zoneName)-\(id.recordName.dropFirst())") }
+        }
+        // A deleted record is gone whatever its hint says; saved again, it is the new record.
+        let gone = ids[3]
+        _ = try await db.deleteRecord(withID: gone)
+        await #expect(throws: FogError.self) { try await db.record(for: gone) }
+        let again = Record(recordType: "Item", recordID: gone)
+        again["v"] = "again"
+        _ = try await db.save(again)
+        poison(0)
+        #expect(try await db.record(for: gone)["v"] as? String == "again")
+        #expect(try await db.records(for: [gone])[gone]?.get()["v"] as? String == "again")
+    }
 }

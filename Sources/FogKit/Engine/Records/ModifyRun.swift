@@ -670,6 +670,9 @@ struct ModifyRun<Store: KeyValueStore> {
             if p.existing == nil {
                 try txn.put(
                     bigEndianKey(row), forKey: Layout.nameKey(zone: zone.id, recordName: stored.recordName), in: writer.records.names)
+                // A hint for later fetches by ID, which check it against their snapshot (so an
+                // aborted transaction's hint is harmless).
+                writer.records.rowHints.remember(row, for: RowHints.hash(zone: zone.id, name: stored.recordName))
             }
             try writer.records.assets.countSave(existing: p.existing, values: p.values, changes: p.changes, txn: txn)
             if let existing = p.existing {

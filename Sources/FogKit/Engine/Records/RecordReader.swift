@@ -83,13 +83,36 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
                 case .success(nil):
                     deliver(id, .failure(unknown(id)))
                 case .success(let info?):
-                    let record = try records.rowID(zone: info.id, name: id.recordName, in: txn).flatMap { row in
-                        try records.withRecord(row, in: txn) { buffer -> Result<Record, FogError> in
-                            let view = try RecordView(buffer, checking: selection)
-                            if roles != nil, let refusal = try roles!.refusal(of: view, id: id, names: &names) { return .failure(refusal) }
-                            let table = tables.table(for: view, zoneID: id.zoneID)
-                            return .success(try view.makeRecord(id: id, table: table, arena: &arena, names: &names))
+                    // The hinted row first, used only when the record there is this one in this
+                    // snapshot; otherwise the `names` lookup, whose row becomes the hint. (One
+                    // closure for both: a nested function capturing the request's state boxed it.)
+                    let hash = RowHints.hash(zone: info.id, name: id.recordName)
+                    var hint = records.rowHints.row(for: hash)
+                    var record: Result<Record, FogError>?
+                    while record == nil {
+                        let row: Int64
+                        if let hint {
+                            row = hint
+                        } else {
+                            guard let found = try records.rowID(zone: info.id, name: id.recordName, in: txn) else { break }
+                            row = found
                         }
+                        let hinted = hint != nil
+                        record =
+                            try records.withRecord(row, in: txn) { buffer -> Result<Record, FogError>? in
+                                if hinted, !RecordView.hasZone(info.id, name: id.recordName, in: buffer) { return nil }
+                                let view = try RecordView(buffer, checking: selection)
+                                if roles != nil, let refusal = try roles!.refusal(of: view, id: id, names: &names) {
+                                    return .failure(refusal)
+                                }
+                                let table = tables.table(for: view, zoneID: id.zoneID)
+                                return .success(try view.makeRecord(id: id, table: table, arena: &arena, names: &names))
+                            } ?? nil
+                        if !hinted {
+                            if record != nil { records.rowHints.remember(row, for: hash) }
+                            break
+                        }
+                        hint = nil
                     }
                     deliver(id, record ?? .failure(unknown(id)))
                 }

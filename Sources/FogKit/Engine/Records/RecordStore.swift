@@ -15,6 +15,9 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
     let refs: Table
     /// The asset files and their reference counts (the `assets` table).
     let assets: AssetStore<Store>
+    /// Where records were last found or written by name, for fetches by ID, which check
+    /// each hint against their snapshot (``RowHints``).
+    let rowHints = RowHints()
 
     init(core: EngineCore<Store>) {
         self.core = core
