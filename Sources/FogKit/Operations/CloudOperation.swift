@@ -16,8 +16,25 @@ import Foundation
 /// of `Operation` runs last. A cancelled operation reports
 /// ``FogError/Code/operationCancelled`` through its result blocks.
 public class CloudOperation: Operation, @unchecked Sendable {
-    /// How the operation runs.
+    /// How the operation runs: the values set here win over those of ``group``'s
+    /// ``OperationGroup/defaultConfiguration`` (see ``effectiveConfiguration``).
     public var configuration = Configuration()
+    /// The group the operation belongs to (CloudKit's `CKOperationGroup`); its
+    /// ``OperationGroup/defaultConfiguration`` supplies what ``configuration`` does not set.
+    /// `configuredWith(configuration:group:body:)` sets it on operations added in its body
+    /// that have none.
+    public var group: OperationGroup?
+    /// The configuration of the `configuredWith` call the operation was added in, if any.
+    var scopeConfiguration: Configuration?
+
+    /// The configuration the operation runs with, merged as CloudKit merges it: each value
+    /// set on ``configuration`` wins; then a value set by the enclosing
+    /// `configuredWith(configuration:group:body:)` call it was added in; then a value set on
+    /// ``group``'s ``OperationGroup/defaultConfiguration``; otherwise CloudKit's default. A
+    /// FogKit addition, to see the outcome of the merge.
+    public var effectiveConfiguration: Configuration {
+        configuration.merged(over: scopeConfiguration).merged(over: group?.defaultConfiguration)
+    }
     /// A unique identifier of the operation, for logs.
     public let operationID: String = UUID().uuidString
 
@@ -52,7 +69,7 @@ public class CloudOperation: Operation, @unchecked Sendable {
     /// cancellation that arrives after this check waits for `main()` (see ``cancel()``).
     override public func start() {
         if isFinished { return super.start() }
-        if let qos = configuration.qualityOfService { qualityOfService = qos }
+        applyQualityOfService()
         let cancelledBeforeStart = lifecycle.withLock {
             phase = .starting
             return super.isCancelled
@@ -101,6 +118,22 @@ public class CloudOperation: Operation, @unchecked Sendable {
         run()
     }
 
+    /// Gives the operation the quality of service its ``effectiveConfiguration`` sets, if any.
+    func applyQualityOfService() {
+        let effective = effectiveConfiguration
+        if effective.setsQualityOfService { qualityOfService = effective.qualityOfService }
+    }
+
+    /// Takes the configuration and group of the `configuredWith` call in progress, if any, and
+    /// the quality of service of the merged configuration; called when the operation is added.
+    func prepareForAdding() {
+        if let scope = OperationScope.current {
+            scopeConfiguration = scope.configuration
+            if group == nil { group = scope.group }
+        }
+        applyQualityOfService()
+    }
+
     /// The error a cancelled operation reports.
     func cancellationError() -> FogError {
         FogError(.operationCancelled, message: "the operation was cancelled")
@@ -116,20 +149,67 @@ public class CloudOperation: Operation, @unchecked Sendable {
 
 extension CloudOperation {
     /// How an operation runs (CloudKit's `CKOperation.Configuration`).
+    ///
+    /// A configuration remembers which of its properties were set. When an operation runs,
+    /// the values set on its own ``CloudOperation/configuration`` win; a property it did not
+    /// set comes from the configuration of the enclosing `configuredWith` call, then from its
+    /// ``CloudOperation/group``'s ``OperationGroup/defaultConfiguration``, and otherwise is
+    /// CloudKit's default — the merge CloudKit documents
+    /// (``CloudOperation/effectiveConfiguration`` is the result). Two configurations are
+    /// equal when they set the same properties to the same values.
     public struct Configuration: Sendable, Hashable {
-        /// The operation's quality of service; `nil` keeps the operation's own.
-        public var qualityOfService: QualityOfService?
-        /// Kept for source compatibility; FogKit uses no network.
-        public var allowsCellularAccess = true
-        /// Kept for source compatibility; FogKit operations end with the process.
-        public var isLongLived = false
-        /// Kept for source compatibility (an idle timeout for network requests).
-        public var timeoutIntervalForRequest: TimeInterval = 60
-        /// Kept for source compatibility; 7 days by default, as in CloudKit. A FogKit
-        /// operation makes one storage request, which is never interrupted once made.
-        public var timeoutIntervalForResource: TimeInterval = 604_800
+        private var explicitQualityOfService: QualityOfService?
+        private var explicitAllowsCellularAccess: Bool?
+        private var explicitIsLongLived: Bool?
+        private var explicitTimeoutIntervalForRequest: TimeInterval?
+        private var explicitTimeoutIntervalForResource: TimeInterval?
 
-        /// Creates a configuration with CloudKit's defaults.
+        /// The operation's quality of service; `.default` unless set. The operation (and the
+        /// queue thread that runs it) gets it when it is added.
+        public var qualityOfService: QualityOfService {
+            get { explicitQualityOfService ?? .default }
+            set { explicitQualityOfService = newValue }
+        }
+        /// Kept for source compatibility (`true` unless set); FogKit uses no network.
+        public var allowsCellularAccess: Bool {
+            get { explicitAllowsCellularAccess ?? true }
+            set { explicitAllowsCellularAccess = newValue }
+        }
+        /// Kept for source compatibility (`false` unless set); FogKit operations end with the
+        /// process.
+        public var isLongLived: Bool {
+            get { explicitIsLongLived ?? false }
+            set { explicitIsLongLived = newValue }
+        }
+        /// Kept for source compatibility (an idle timeout for network requests; 60 seconds
+        /// unless set).
+        public var timeoutIntervalForRequest: TimeInterval {
+            get { explicitTimeoutIntervalForRequest ?? 60 }
+            set { explicitTimeoutIntervalForRequest = newValue }
+        }
+        /// Kept for source compatibility; 7 days unless set, as in CloudKit. A FogKit
+        /// operation makes one storage request, which is never interrupted once made.
+        public var timeoutIntervalForResource: TimeInterval {
+            get { explicitTimeoutIntervalForResource ?? 604_800 }
+            set { explicitTimeoutIntervalForResource = newValue }
+        }
+
+        /// Creates a configuration that sets nothing: every property has CloudKit's default.
         public init() {}
+
+        /// Whether the quality of service was set.
+        var setsQualityOfService: Bool { explicitQualityOfService != nil }
+
+        /// This configuration's set values, and where it sets none, those `defaults` sets.
+        func merged(over defaults: Configuration?) -> Configuration {
+            guard let defaults else { return self }
+            var merged = self
+            merged.explicitQualityOfService = explicitQualityOfService ?? defaults.explicitQualityOfService
+            merged.explicitAllowsCellularAccess = explicitAllowsCellularAccess ?? defaults.explicitAllowsCellularAccess
+            merged.explicitIsLongLived = explicitIsLongLived ?? defaults.explicitIsLongLived
+            merged.explicitTimeoutIntervalForRequest = explicitTimeoutIntervalForRequest ?? defaults.explicitTimeoutIntervalForRequest
+            merged.explicitTimeoutIntervalForResource = explicitTimeoutIntervalForResource ?? defaults.explicitTimeoutIntervalForResource
+            return merged
+        }
     }
 }

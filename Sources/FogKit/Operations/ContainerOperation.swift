@@ -35,7 +35,10 @@ extension Container {
     /// Runs `operation` on this container, as CloudKit's `CKContainer.add(_:)`: a
     /// ``ContainerOperation`` gets this container; a ``DatabaseOperation`` without a
     /// database gets the container's ``privateCloudDatabase``, as in CloudKit.
+    /// Inside `configuredWith(configuration:group:body:)`, the operation takes that call's
+    /// configuration and group (see ``CloudOperation/effectiveConfiguration``).
     public func add(_ operation: CloudOperation) {
+        operation.prepareForAdding()
         if let operation = operation as? ContainerOperation { operation.container = self }
         if let operation = operation as? DatabaseOperation, operation.database == nil { operation.database = privateCloudDatabase }
         privateCloudDatabase.operationQueue.addOperation(operation)

@@ -29,8 +29,11 @@ public class DatabaseOperation: CloudOperation, @unchecked Sendable {
 extension Database {
     /// Runs `operation` on this database: sets its ``DatabaseOperation/database``
     /// and adds it to the database's operation queue.
+    /// Inside `configuredWith(configuration:group:body:)`, the operation takes that call's
+    /// configuration and group (see ``CloudOperation/effectiveConfiguration``).
     public func add(_ operation: DatabaseOperation) {
         operation.database = self
+        operation.prepareForAdding()
         operationQueue.addOperation(operation)
     }
 }
