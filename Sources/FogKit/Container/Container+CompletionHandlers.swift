@@ -7,18 +7,21 @@ extension Container {
     /// The account status of the container's user (CloudKit's
     /// `accountStatus(completionHandler:)`).
     public func accountStatus(completionHandler: @escaping @Sendable (AccountStatus, (any Error)?) -> Void) {
-        completeLater({ try await self.accountStatus() }) { result in
-            switch result {
-            case .success(let status): completionHandler(status, nil)
-            case .failure(let error): completionHandler(.couldNotDetermine, error)
-            }
-        }
+        completeLater(
+            { try await self.accountStatus() },
+            { result in
+                switch result {
+                case .success(let status): completionHandler(status, nil)
+                case .failure(let error): completionHandler(.couldNotDetermine, error)
+                }
+            })
     }
 
     /// The ID of the user's record (CloudKit's `fetchUserRecordID(completionHandler:)`);
     /// `notAuthenticated` for a container opened on behalf of nobody.
     public func fetchUserRecordID(completionHandler: @escaping @Sendable (Record.ID?, (any Error)?) -> Void) {
-        completeLater({ try await self.userRecordID() }, pair: completionHandler)
+        completeLater(
+            { try await self.userRecordID() }, pair: completionHandler)
     }
 
     /// The metadata of the share at `url` (CloudKit's
@@ -53,12 +56,14 @@ extension Container {
     public func discoverUserIdentity(
         withEmailAddress emailAddress: String, completionHandler: @escaping @Sendable (UserIdentity?, (any Error)?) -> Void
     ) {
-        completeLater({ try await self.userIdentity(forEmailAddress: emailAddress) }) { result in
-            switch result {
-            case .success(let identity): completionHandler(identity, nil)
-            case .failure(let error): completionHandler(nil, error)
-            }
-        }
+        completeLater(
+            { try await self.userIdentity(forEmailAddress: emailAddress) },
+            { result in
+                switch result {
+                case .success(let identity): completionHandler(identity, nil)
+                case .failure(let error): completionHandler(nil, error)
+                }
+            })
     }
 
     /// The identity of the user with this user record ID, or `nil` and no error for an
@@ -66,11 +71,13 @@ extension Container {
     public func discoverUserIdentity(
         withUserRecordID userRecordID: Record.ID, completionHandler: @escaping @Sendable (UserIdentity?, (any Error)?) -> Void
     ) {
-        completeLater({ try await self.userIdentity(forUserRecordID: userRecordID) }) { result in
-            switch result {
-            case .success(let identity): completionHandler(identity, nil)
-            case .failure(let error): completionHandler(nil, error)
-            }
-        }
+        completeLater(
+            { try await self.userIdentity(forUserRecordID: userRecordID) },
+            { result in
+                switch result {
+                case .success(let identity): completionHandler(identity, nil)
+                case .failure(let error): completionHandler(nil, error)
+                }
+            })
     }
 }
