@@ -120,3 +120,17 @@ import Testing
         #expect(try JSONDecoder().decode(RecordZone.ID.self, from: zoneData) == reference.recordID.zoneID)
     }
 }
+
+/// `CKRecord` is an `NSObject`: equal only to itself, usable in sets, copyable.
+@Suite struct RecordIdentityTests {
+    @Test func recordsCompareByIdentityAndCopy() {
+        let a = Record(recordType: "Note", recordID: Record.ID(recordName: "n"))
+        a["title"] = "x"
+        let b = a.copy()
+        #expect(a == a)
+        #expect(a != b)
+        #expect(b.recordID == a.recordID && b["title"] as? String == "x")
+        let set: Set<Record> = [a, b, a]
+        #expect(set.count == 2)
+    }
+}
