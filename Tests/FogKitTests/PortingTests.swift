@@ -134,3 +134,33 @@ import Testing
         #expect(set.count == 2)
     }
 }
+
+/// `Container(identifier:)` and `Container.default()` open a store in a default folder.
+@Suite struct DefaultContainerTests {
+    @Test func theDefaultFolderFollowsTheEnvironment() {
+        let directory = Container.defaultDirectory(forIdentifier: "iCloud.com.example/notes")
+        #expect(directory.lastPathComponent == "iCloud.com.example_notes")
+        if let root = ProcessInfo.processInfo.environment[Container.storeDirectoryVariable], !root.isEmpty {
+            #expect(directory.deletingLastPathComponent().path == URL(fileURLWithPath: root).path)
+        } else {
+            #expect(directory.path.contains("fogkit"))
+        }
+        #expect(Container.defaultIdentifier.hasPrefix("iCloud.") || ProcessInfo.processInfo.environment[Container.containerVariable] != nil)
+    }
+
+    @Test func containerByIdentifierOpensTheDefaultFolder() async throws {
+        // The process's own environment decides the folder; this test sets none, so it
+        // opens under the variable when CI sets it and under the home folder otherwise,
+        // in a fresh identifier it removes afterwards.
+        let identifier = "iCloud.fogkit.test.\(UUID().uuidString)"
+        let container = Container(identifier: identifier)
+        defer {
+            container.close()
+            try? FileManager.default.removeItem(at: Container.defaultDirectory(forIdentifier: identifier))
+        }
+        #expect(container.directory == Container.defaultDirectory(forIdentifier: identifier))
+        #expect(container.userIdentity == Container.signedInUser)
+        let saved = try await container.privateCloudDatabase.save(Record(recordType: "Note"))
+        #expect(try await container.privateCloudDatabase.record(for: saved.recordID).recordType == "Note")
+    }
+}
