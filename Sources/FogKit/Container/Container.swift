@@ -37,6 +37,8 @@ public final class Container: Sendable {
 
     let engine: StoreEngine
     let closed = ClosedFlag()
+    /// The fault plan's state, shared by the three databases (see ``faultPlan``).
+    let faults = FaultInjector()
     /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
     let userRecordName: String?
 
@@ -94,12 +96,13 @@ public final class Container: Sendable {
             throw FogError.wrapping(error)
         }
         let closed = self.closed
+        let faults = self.faults
         publicCloudDatabase = Database(
-            scope: .public, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+            scope: .public, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed, faults: faults)
         privateCloudDatabase = Database(
-            scope: .private, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+            scope: .private, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed, faults: faults)
         sharedCloudDatabase = Database(
-            scope: .shared, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed)
+            scope: .shared, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed, faults: faults)
     }
 
     /// The database for `databaseScope`; the same instance as the matching property.

@@ -29,7 +29,10 @@ public final class Database: Sendable, CustomStringConvertible {
         if closedFlag.isSet { throw FogError(.internalError, message: "the container is closed") }
     }
 
-    init(scope: Scope, engine: StoreEngine, user: String?, configuration: Container.Configuration, closedFlag: ClosedFlag) {
+    init(
+        scope: Scope, engine: StoreEngine, user: String?, configuration: Container.Configuration, closedFlag: ClosedFlag,
+        faults: FaultInjector? = nil
+    ) {
         self.databaseScope = scope
         self.closedFlag = closedFlag
         self.operationQueue = OperationQueue()
@@ -38,7 +41,7 @@ public final class Database: Sendable, CustomStringConvertible {
         self.context = DatabaseContext(
             scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention,
             notificationRetention: configuration.notificationRetention,
-            feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode)
+            feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode, faults: faults)
         var limits = configuration.limits.requestLimits
         limits.maximumAssetSize = configuration.maximumAssetSize
         self.limits = limits

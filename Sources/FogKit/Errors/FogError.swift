@@ -207,13 +207,19 @@ extension FogError: CustomNSError {
     /// The error's code as an integer, the same as `CKError.Code`'s raw value.
     public var errorCode: Int { code.rawValue }
 
-    /// The description, the partial errors under `"CKPartialErrors"`, and the retry
-    /// delay under `"CKRetryAfter"`, as in CloudKit's user info.
+    /// CloudKit's user info: the description, the partial errors under
+    /// ``PartialErrorsByItemIDKey``, the records of a conflict under
+    /// ``RecordChangedErrorServerRecordKey`` and its two siblings, the retry delay under
+    /// ``ErrorRetryAfterKey`` and the underlying error under `NSUnderlyingErrorKey`.
     public var errorUserInfo: [String: Any] {
         var info: [String: Any] = [NSLocalizedDescriptionKey: description]
-        if let partialErrorsByItemID { info["CKPartialErrors"] = partialErrorsByItemID }
-        if let retryAfterSeconds { info["CKRetryAfter"] = retryAfterSeconds }
+        if let partialErrorsByItemID { info[PartialErrorsByItemIDKey] = partialErrorsByItemID }
+        if let serverRecord { info[RecordChangedErrorServerRecordKey] = serverRecord }
+        if let clientRecord { info[RecordChangedErrorClientRecordKey] = clientRecord }
+        if let ancestorRecord { info[RecordChangedErrorAncestorRecordKey] = ancestorRecord }
+        if let retryAfterSeconds { info[ErrorRetryAfterKey] = retryAfterSeconds }
         if let underlyingError { info[NSUnderlyingErrorKey] = underlyingError }
+        if !message.isEmpty { info[ServerErrorDescriptionKey] = message }
         return info
     }
 }

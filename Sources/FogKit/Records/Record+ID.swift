@@ -6,7 +6,7 @@ extension Record {
     /// Record names are ASCII, at most 255 characters, and must not begin with
     /// `_`; the store checks this when the record is saved and reports a bad name
     /// as ``FogError/Code/invalidArguments``.
-    public struct ID: Sendable, Hashable, CustomStringConvertible {
+    public struct ID: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The record's name, unique within its zone.
         public let recordName: String
         /// The zone that holds the record.

@@ -1,7 +1,7 @@
 extension Record {
     /// What happens to a record when the record it references is deleted
     /// (CloudKit's `CKRecord.ReferenceAction`).
-    public enum ReferenceAction: UInt, Sendable, Hashable {
+    public enum ReferenceAction: UInt, Sendable, Hashable, Codable {
         /// Nothing: the reference keeps the deleted record's ID.
         case none = 0
         /// The referencing record is deleted too (cascading, immediately).
@@ -11,7 +11,7 @@ extension Record {
     /// A link from one record to another record in the same zone
     /// (CloudKit's `CKRecord.Reference`). In queries a reference compares by
     /// record ID only.
-    public struct Reference: Sendable, Hashable, CustomStringConvertible {
+    public struct Reference: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The referenced record's ID.
         public let recordID: Record.ID
         /// What deleting the referenced record does to the referencing one.

@@ -5,7 +5,7 @@ public let CurrentUserDefaultName = "__defaultOwner__"
 extension RecordZone {
     /// Identifies a record zone: a zone name and the name of the user who owns it
     /// (CloudKit's `CKRecordZone.ID`).
-    public struct ID: Sendable, Hashable, CustomStringConvertible {
+    public struct ID: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The zone's name.
         public let zoneName: String
         /// The owner's user record name, or ``CurrentUserDefaultName`` for the current user.

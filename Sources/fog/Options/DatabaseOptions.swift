@@ -10,6 +10,9 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: "The user to act for (needed for the private and shared databases).")
     var user: String?
 
+    @Option(name: .long, help: "A JSON fault plan (FogKit's FaultPlan) the command's requests are subject to.")
+    var faults: String?
+
     /// Opens the store as its administrator, and a container of it for the user with
     /// `configuration`; returns both with the chosen database. The caller closes both.
     func open(_ store: StoreOptions, configuration: Container.Configuration) throws -> (Container.Administrator, Container, Database) {
@@ -20,6 +23,14 @@ struct DatabaseOptions: ParsableArguments {
         let admin = try store.openAdministrator(configuration: configuration)
         do {
             let container = try admin.container(user: user)
+            if let faults {
+                let data = try Data(contentsOf: URL(fileURLWithPath: faults))
+                do {
+                    container.faultPlan = try JSONDecoder().decode(FaultPlan.self, from: data)
+                } catch {
+                    throw ValidationError("--faults \(faults) is not a fault plan: \(error)")
+                }
+            }
             return (admin, container, container.database(with: scope))
         } catch {
             admin.close()

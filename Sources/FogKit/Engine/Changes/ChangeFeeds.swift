@@ -41,6 +41,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
     ) throws -> ZoneChangePage {
         var start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .zone) }
         try access.check(.zoneChanges, in: context)
+        _ = try context.injectFaults(.fetchZoneChanges, zones: [zoneID])
         try Self.checkLimit(limit)
         let limit = limit > 0 ? limit : EngineDefaults.changePageSize
         let wanted = desiredKeys.map(Set.init)
@@ -182,6 +183,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
     func databaseChanges(since token: ServerChangeToken?, limit: Int, context: DatabaseContext) throws -> DatabaseChangePage {
         let start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .database) }
         try access.check(.databaseChanges, in: context)
+        _ = try context.injectFaults(.fetchDatabaseChanges, zones: [])
         try Self.checkLimit(limit)
         let everyZone = context.feeds == .everyZone
         if context.scope == .public, !everyZone {

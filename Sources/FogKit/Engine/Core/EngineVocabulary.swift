@@ -19,6 +19,8 @@ struct DatabaseContext: Sendable {
     var feeds: FeedZones = .customZones
     /// The environment's schema rules: just-in-time types and fields, or none.
     var schemaMode: SchemaMode = .development
+    /// The container's fault plan, asked by every request (`nil`: none is ever set).
+    var faults: FaultInjector?
 }
 
 /// Which zones keep change feeds readers may use.

@@ -30,6 +30,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         }
         try access.check(.query, in: context)
         try after?.checkHolder(user: context.user, scope: context.scope)
+        _ = try context.injectFaults(.query, zones: [zoneID], recordTypes: [query.recordType])
         let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         let now = Date()
         let (page, advice) = try read { txn, names -> (QueryBatch, [IndexAdvice]) in

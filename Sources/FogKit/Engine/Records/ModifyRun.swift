@@ -169,7 +169,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 ).subtracting(deletedNames)
             }
             // Shares come after the other saves: a new share's root must be saved first.
-            let group = sharesLast(allOrNothing ? requested : parentsFirst(requested))
+            let group = try withStoredRecords(sharesLast(allOrNothing ? requested : parentsFirst(requested)), zone: zone)
             // The names, saves and results a share's checks look up (`ModifyRun+Shares.swift`):
             // kept only when the zone is another owner's or the request saves a share, so
             // other requests do not pay for them.
@@ -295,6 +295,25 @@ struct ModifyRun<Store: KeyValueStore> {
                 limit: max(EngineDefaults.pruneBatchSize, 2 * deletedInZone), txn: txn)
         }
         deletedInZone = 0
+    }
+
+    /// Items whose conflict a fault plan injected (``FaultPlan``) carry the stored record as
+    /// a real conflict does; the others are returned as they are.
+    private func withStoredRecords(_ items: [Item], zone: ZoneInfo) throws -> [Item] {
+        func injectedConflict(_ item: Item) -> Bool {
+            item.preError.map { $0.code == .serverRecordChanged && $0.serverRecord == nil } ?? false
+        }
+        guard items.contains(where: injectedConflict) else { return items }
+        return try items.map { item in
+            guard injectedConflict(item), let e = item.preError, case .save(let c) = item.kind,
+                let existing = try loadDecoded(zone: zone.id, name: c.recordID.recordName)
+            else { return item }
+            var item = item
+            item.preError = FogError(
+                .serverRecordChanged, message: e.message, serverRecord: makeRecord(existing.record, zoneID: c.recordID.zoneID),
+                clientRecord: c.record)
+            return item
+        }
     }
 
     private func batchFailed(_ item: Item) -> FogError {

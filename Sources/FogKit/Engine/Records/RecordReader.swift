@@ -41,6 +41,7 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
         _ deliver: (Record.ID, Result<Record, FogError>) -> Void
     ) throws {
         try access.check(.fetch, in: context)
+        _ = try context.injectFaults(.fetchRecords, zones: ids.map(\.zoneID))
         let wanted = desiredKeys.map(Set.init)
         if context.scope == .shared {
             try fetchShared(ids, wanted: wanted, context: context, deliver)

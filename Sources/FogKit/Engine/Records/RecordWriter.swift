@@ -54,6 +54,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         // indexes are built now (until then development queries scan). A failure leaves the
         // build marked, for the next index change or `resumeIndexBuilds()` to complete.
         for type in outcome.pendingBuilds.sorted() { try? await indexes.buildIndexes(ofRecordType: type) }
+        if let lost = request.lostReply { throw lost }
         return outcome
     }
 
@@ -81,6 +82,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             let types = outcome.pendingBuilds.sorted()
             Task { [indexes] in for type in types { try? await indexes.buildIndexes(ofRecordType: type) } }
         }
+        if let lost = prepared.lostReply { throw lost }
         return outcome
     }
 
@@ -103,6 +105,8 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         /// Held from before the copies until the write has ended (see ``AssetStore``).
         var assetLock: AssetLock?
         var assets: AssetStore<Store>?
+        /// The error a fault plan reports once the write has committed (a lost reply).
+        var lostReply: FogError?
 
         /// Runs the request's write, then releases the asset lock and collects the asset
         /// files that no record references: the copies of saves that failed (all of them when
@@ -133,6 +137,9 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         atomic: Bool, limits: RequestLimits, context: DatabaseContext
     ) throws(FogError) -> ModifyRequest {
         try access.check(recordsToSave.isEmpty ? .delete : .save, in: context)
+        let injection = try context.injectFaults(
+            .modifyRecords, zones: recordsToSave.map(\.recordID.zoneID) + recordIDsToDelete.map(\.zoneID),
+            recordTypes: Set(recordsToSave.map(\.recordType)), writes: true)
         guard let user = context.user else { throw FogError(.internalError, message: "the access policy let nobody write") }
         let itemCount = recordsToSave.count + recordIDsToDelete.count
         guard itemCount <= limits.maximumItems else {
@@ -190,12 +197,21 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         for i in clients.indices where preErrors[i] == nil {
             do { try storeAssets(&clients[i], limit: limits.maximumAssetSize, copies: &copies) } catch { preErrors[i] = error }
         }
+        if let injection, let error = injection.itemError {
+            for (i, client) in clients.enumerated() where preErrors[i] == nil {
+                if injection.matches(zoneID: client.recordID.zoneID, recordType: client.recordType) { preErrors[i] = error }
+            }
+            for (i, id) in recordIDsToDelete.enumerated() where deleteErrors[i] == nil {
+                if injection.matches(zoneID: id.zoneID, recordType: nil) { deleteErrors[i] = error }
+            }
+        }
         var request = ModifyRequest(
             clients: clients, saveErrors: preErrors, deletes: recordIDsToDelete, deleteErrors: deleteErrors,
             context: context, user: user, policy: policy, atomic: atomic, now: Date())
         request.assetCopies = copies
         request.assetLock = lock
         request.assets = records.assets
+        request.lostReply = injection?.lostReply
         return request
     }
 

@@ -128,35 +128,40 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     func modifyZones(
         saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], purging: Bool = false, context: DatabaseContext
     ) async throws -> ZoneOutcome {
-        try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
+        let injection = try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
         // A deleted zone's asset files lose their references: collected after the write.
         defer { records.assets.collect() }
-        return try await write { [self] txn, _ in
+        let outcome = try await write { [self] txn, _ in
             try runZones(saving: saveIDs, deleting: zoneIDsToDelete, purging: purging, context: context, txn: txn)
         }
+        if let lost = injection?.lostReply { throw lost }
+        return outcome
     }
 
     /// The blocking form of ``modifyZones(saving:deleting:context:)``, for operations.
     func modifyZonesAndWait(
         saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext
     ) throws -> ZoneOutcome {
-        try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
+        let injection = try checkZoneRequest(saving: zonesToSave, deleting: zoneIDsToDelete, context: context)
         let saveIDs = zonesToSave.map(\.zoneID)
         defer { records.assets.collect() }
-        return try writeAndWait { [self] txn, _ in
+        let outcome = try writeAndWait { [self] txn, _ in
             try runZones(saving: saveIDs, deleting: zoneIDsToDelete, purging: false, context: context, txn: txn)
         }
+        if let lost = injection?.lostReply { throw lost }
+        return outcome
     }
 
     private func checkZoneRequest(
         saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext
-    ) throws(FogError) {
+    ) throws(FogError) -> FaultInjector.Injection? {
         try access.check(
             .zoneModify, AccessRequest(caller: context.caller, scope: context.scope, zoneName: zonesToSave.first?.zoneID.zoneName))
         if let first = zoneIDsToDelete.first {
             try access.check(.zoneDelete, AccessRequest(caller: context.caller, scope: context.scope, zoneName: first.zoneName))
         }
+        return try context.injectFaults(.modifyZones, zones: zonesToSave.map(\.zoneID) + zoneIDsToDelete, writes: true)
     }
 
     private func runZones(
@@ -231,6 +236,7 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     func fetchZones(_ zoneIDs: [RecordZone.ID], context: DatabaseContext) throws -> [(RecordZone.ID, Result<RecordZone, FogError>)] {
         if context.scope == .shared, let user = context.user {
             try access.check(.zoneRead, in: context)
+            _ = try context.injectFaults(.fetchZones, zones: zoneIDs)
             // The zones shared with the user (`ZoneDirectory+Sharing.swift`).
             return try read { txn, names in
                 zoneIDs.map { zoneID in
@@ -264,6 +270,7 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     /// Every zone of the database: the default zone first, then custom zones by name.
     func allZones(context: DatabaseContext) throws -> [RecordZone] {
         try access.check(.zoneRead, in: context)
+        _ = try context.injectFaults(.fetchZones, zones: [])
         switch context.scope {
         case .public: return [RecordZone.default()]
         case .shared:

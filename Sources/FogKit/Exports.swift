@@ -1,0 +1,4 @@
+// `import CloudKit` brings Foundation with it, so code written for CloudKit uses `Date`, `Data`,
+// `URL`, `UUID` and `NSKeyedArchiver` without importing it. `import FogKit` does the same, so
+// such a file compiles with only its import changed.
+@_exported import Foundation
