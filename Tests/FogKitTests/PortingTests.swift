@@ -47,6 +47,46 @@ import Testing
         #expect(deleted == note.recordID)
     }
 
+    @Test func subscriptionCompletionHandlersMatchTheirAsyncTwins() async throws {
+        let subscription = QuerySubscription(recordType: "Note", predicate: QueryPredicate(value: true), subscriptionID: "notes")
+        let saved: String? = await self.await { done in db.save(subscription) { saved, _ in done(saved?.subscriptionID) } }
+        #expect(saved == "notes")
+
+        let fetched: String? = await self.await { done in
+            db.fetch(withSubscriptionID: "notes") { subscription, _ in done(subscription?.subscriptionID) }
+        }
+        #expect(fetched == "notes")
+        let missing: FogError.Code? = await self.await { done in
+            db.fetch(withSubscriptionID: "absent") { subscription, error in
+                #expect(subscription == nil)
+                done((error as? FogError)?.code)
+            }
+        }
+        #expect(missing == .unknownItem)
+        let several: [String: Bool]? = await self.await { done in
+            db.fetch(withSubscriptionIDs: ["notes", "absent"]) { result in
+                done(try? result.get().mapValues { if case .success = $0 { true } else { false } })
+            }
+        }
+        #expect(several == ["notes": true, "absent": false])
+
+        let all: [String]? = await self.await { done in db.fetchAllSubscriptions { all, _ in done(all?.map(\.subscriptionID)) } }
+        #expect(all == ["notes"])
+
+        let modified: Int? = await self.await { done in
+            db.modifySubscriptions(
+                saving: [QuerySubscription(recordType: "Task", predicate: QueryPredicate(value: true), subscriptionID: "tasks")],
+                deleting: []
+            ) { result in done(try? result.get().saveResults.count) }
+        }
+        #expect(modified == 1)
+
+        let deleted: String? = await self.await { done in db.delete(withSubscriptionID: "notes") { id, _ in done(id) } }
+        #expect(deleted == "notes")
+        let remaining = try await db.allSubscriptions().map(\.subscriptionID)
+        #expect(remaining == ["tasks"])
+    }
+
     @Test func containerCompletionHandlers() async throws {
         let status: AccountStatus = await self.await { done in store.container.accountStatus { status, _ in done(status) } }
         #expect(status == .available)
