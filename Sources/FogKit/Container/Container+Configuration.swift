@@ -101,6 +101,22 @@ extension Container {
         /// ``Container/notifications(listener:)``). Old notifications are pruned when later
         /// ones are written for the same user.
         public var notificationRetention: TimeInterval = Configuration.defaultNotificationRetention
+        /// The storage each user may use in the private database, in bytes (`nil`, the
+        /// default: no quota), as CloudKit's iCloud storage plan limits a user's.
+        ///
+        /// A user's storage counts the encoded bytes of every record in their private zones,
+        /// the zones they share included (whoever saves into them, as CloudKit charges a
+        /// shared zone to its owner), and the size of each asset of those records. A save
+        /// that would take the user past it fails as a whole with
+        /// ``FogError/Code/quotaExceeded``, and nothing of the request is written; a request
+        /// that frees storage always goes through. FogKit keeps a running count per user,
+        /// updated in each commit, so the check never scans. The quota is a setting of the
+        /// opened container, not stored: another process may open the store with another.
+        public var userStorageQuota: Int? = nil
+        /// The storage of the public database, in bytes (`nil`, the default: no quota), as
+        /// CloudKit charges public records to the app's container quota. Checked as
+        /// ``userStorageQuota`` is.
+        public var publicStorageQuota: Int? = nil
 
         /// 7 days.
         public static let defaultNotificationRetention: TimeInterval = EngineDefaults.notificationRetention
@@ -139,6 +155,11 @@ extension Container.Configuration {
             throw FogError(
                 .invalidArguments,
                 message: "notificationRetention is \(notificationRetention); it must be 0 or more seconds, or .infinity")
+        }
+        for (name, quota) in [("userStorageQuota", userStorageQuota), ("publicStorageQuota", publicStorageQuota)] {
+            if let quota, quota < 0 {
+                throw FogError(.invalidArguments, message: "\(name) is \(quota); it must be 0 or more bytes, or nil for none")
+            }
         }
         guard maximumAssetSize > 0 else {
             throw FogError(.invalidArguments, message: "maximumAssetSize is \(maximumAssetSize); it must be 1 or more bytes")

@@ -41,7 +41,10 @@ public final class Database: Sendable, CustomStringConvertible {
         self.context = DatabaseContext(
             scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention,
             notificationRetention: configuration.notificationRetention,
-            feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode, faults: faults)
+            feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode, faults: faults,
+            quotas: StorageQuotas(
+                perUser: configuration.userStorageQuota.map(Int64.init),
+                publicDatabase: configuration.publicStorageQuota.map(Int64.init)))
         var limits = configuration.limits.requestLimits
         limits.maximumAssetSize = configuration.maximumAssetSize
         self.limits = limits

@@ -63,7 +63,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 info = try zones.zoneInfo(at: address, in: txn)
             }
             if info == nil, !address.isDefault {
-                throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                throw zones.missingZoneError(zoneID, at: address, in: txn)
             }
             let current = try currentSequence(in: txn)
             // Read in the snapshot: a development reset changes it (from another process too).

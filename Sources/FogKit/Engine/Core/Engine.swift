@@ -68,6 +68,8 @@ final class Engine<Store: KeyValueStore>: Sendable {
                 try maintenance.migrate(from: core.openedVersion)
             }
             try maintenance.checkIndexTableLayout()
+            // Stores written before storage counters existed are counted once (`Engine/Usage`).
+            try StorageUsage.countIfMissing(core: core, records: records.table, zones: zones.zones)
             // Asset files without a reference (a save that crashed before committing, a
             // deletion that committed just before a crash) go now.
             try records.assets.sweep()

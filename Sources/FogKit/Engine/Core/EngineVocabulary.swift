@@ -21,6 +21,8 @@ struct DatabaseContext: Sendable {
     var schemaMode: SchemaMode = .development
     /// The container's fault plan, asked by every request (`nil`: none is ever set).
     var faults: FaultInjector?
+    /// The storage quotas saves are checked against (`Engine/Usage`).
+    var quotas = StorageQuotas()
 }
 
 /// Which zones keep change feeds readers may use.

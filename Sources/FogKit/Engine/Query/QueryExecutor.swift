@@ -158,7 +158,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         let address = try zones.address(of: zoneID, in: context)
         let zone = try zones.zoneInfo(at: address, in: txn)
         if zone == nil, !address.isDefault {
-            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+            throw zones.missingZoneError(zoneID, at: address, in: txn)
         }
         return (zone, nil)
     }

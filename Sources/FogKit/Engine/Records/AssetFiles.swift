@@ -15,7 +15,8 @@ import Darwin
 /// a device such as `/dev/null` or a socket is refused with `invalidArguments`; a missing or
 /// unreadable file with `assetFileNotFound`. The copy opens the source without blocking and
 /// checks the opened file again, so a source swapped for a FIFO after the check cannot hang
-/// the save, and it copies bytes only, never a tree.
+/// the save, and it copies bytes only, never a tree. A file whose size changes while it is
+/// copied fails with `assetFileModified`.
 enum AssetFiles {
     /// Checks that the asset's source is a readable regular file of at most `limit` bytes,
     /// without opening it.
@@ -110,6 +111,20 @@ enum AssetFiles {
             size += Int64(count)
         }
         buffer.deallocate()
+        // The file must hold what it held when the copy began: a file written to while it was
+        // copied (its size when opened, the bytes read and its size now disagree) is
+        // `assetFileModified`, CloudKit's "asset file changed during upload", which the app
+        // retries once the file is stable. The partial copy is removed.
+        if failure == nil {
+            var after = stat()
+            if fstat(source, &after) != 0 || Int64(after.st_size) != size || Int64(info.st_size) != size {
+                failure = FogError(
+                    .assetFileModified,
+                    message:
+                        "field '\(key)': asset file \(url.path) changed while it was copied (\(info.st_size) bytes when opened, \(size) read, \(after.st_size) now); save the record again"
+                )
+            }
+        }
         // Flush the copy before it takes its name, so a name never points at unwritten bytes.
         if failure == nil, flush, fsync(target) != 0 {
             failure = FogError(

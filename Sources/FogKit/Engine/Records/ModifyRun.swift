@@ -58,6 +58,9 @@ struct ModifyRun<Store: KeyValueStore> {
     var notices: NotificationMatcher<Store>?
     /// The name of the zone being applied.
     var zoneNameBeingApplied = ""
+    /// The bytes the request adds to (or removes from) each owner's storage
+    /// (`Engine/Usage/StorageUsage.swift`), written and checked against the quota at the end.
+    var usageDeltas: [UsageOwner: Int64] = [:]
 
     private struct Item {
         enum Kind {
@@ -234,6 +237,7 @@ struct ModifyRun<Store: KeyValueStore> {
             }
             if applied > 0 { try noteZoneChanged(zoneID, zone: zone) }
         }
+        try commitUsage()
         return ModifyOutcome(
             saveResults: zip(clients, saveResults).map { ($0.recordID, $1!) },
             deleteResults: zip(deletes, deleteResults).map { ($0, $1!) }, pendingBuilds: pendingBuilds)
@@ -681,6 +685,8 @@ struct ModifyRun<Store: KeyValueStore> {
             } else {
                 bytes = try RecordCodec.encode(stored, names: &names)
             }
+            let oldUsage = try p.existing.map { try StorageUsage.measure(encoded: $0.bytes) } ?? 0
+            usageDeltas[usageOwner, default: 0] += try StorageUsage.measure(encoded: bytes) - oldUsage
             // A new row id is above every other, so the record appends to the table's last
             // page, which a B-tree store then fills instead of splitting it in half.
             try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: writer.records.table, append: p.existing == nil) {
@@ -747,6 +753,8 @@ struct ModifyRun<Store: KeyValueStore> {
             deletedRows.insert(row)
             deletedNames.insert(record.recordName)
             if notices != nil { try notifyDelete(record) }
+            let usage = try txn.withValue(forKey: bigEndianKey(row), in: writer.records.table) { try StorageUsage.measure(encoded: $0) }
+            usageDeltas[usageOwner, default: 0] -= usage ?? 0
             try txn.delete(bigEndianKey(row), in: writer.records.table)
             try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
             try updateIndexEntries(old: record, new: nil, row: row, zone: zone)

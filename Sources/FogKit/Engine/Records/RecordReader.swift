@@ -69,7 +69,7 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
                         let address = try zones.address(of: id.zoneID, in: context)
                         let info = try fogTry { try zones.zoneInfo(at: address, in: txn) }
                         if info == nil && !address.isDefault {
-                            throw FogError(.zoneNotFound, message: "zone \(id.zoneID.zoneName) does not exist")
+                            throw zones.missingZoneError(id.zoneID, at: address, in: txn)
                         }
                         return info
                     }

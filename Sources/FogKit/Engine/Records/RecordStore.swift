@@ -74,9 +74,12 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
 
     /// Removes every record of a zone: its rows, names, references and asset references (the zone's keys in
     /// `names` and `refs` start with the zone id, as do its index and change-log keys). The
-    /// records go 1,024 at a time, so memory does not grow with the zone.
-    func deleteAll(zone: Int64, in txn: Store.WriteTransaction) throws {
+    /// records go 1,024 at a time, so memory does not grow with the zone. Returns the bytes
+    /// the records counted in their owner's storage (``StorageUsage``).
+    @discardableResult
+    func deleteAll(zone: Int64, in txn: Store.WriteTransaction) throws -> Int64 {
         let prefix = Layout.zoneRowsPrefix(zone: zone)
+        var usage: Int64 = 0
         while true {
             var chunk: [(name: [UInt8], row: Int64)] = []
             try txn.scan(names, range: .prefix(prefix)) { key, value in
@@ -85,12 +88,14 @@ final class RecordStore<Store: KeyValueStore>: EngineService {
             }
             for entry in chunk {
                 try assets.release(row: entry.row, records: table, txn: txn)
+                usage += try txn.withValue(forKey: bigEndianKey(entry.row), in: table) { try StorageUsage.measure(encoded: $0) } ?? 0
                 try txn.delete(bigEndianKey(entry.row), in: table)
                 try txn.delete(entry.name, in: names)
             }
             if chunk.count < 1_024 { break }
         }
         try txn.deleteAll(in: refs, range: .prefix(prefix))
+        return usage
     }
 }
 

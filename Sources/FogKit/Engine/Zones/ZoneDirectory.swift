@@ -112,7 +112,7 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
         let address = try address(of: zoneID, in: context)
         if let info = try zoneInfo(at: address, in: txn.readView) { return info }
         guard address.isDefault else {
-            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist; save the zone first")
+            throw missingZoneError(zoneID, at: address, in: txn.readView, hint: "; save the zone first")
         }
         return try createZone(at: address, capabilities: [], sequence: sequence, in: txn)
     }
@@ -206,7 +206,8 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
                             guard let info = try zoneInfo(at: address, in: txn.readView) else {
                                 throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
                             }
-                            try deleteZoneContents(info, in: txn)
+                            let usage = try deleteZoneContents(info, in: txn)
+                            try StorageUsage.add(-usage, to: UsageOwner(address), meta: core.meta, txn: txn)
                             try txn.delete(address.key, in: zones)
                             try txn.delete(bigEndianKey(info.id), in: zoneIDs)
                             try changes.logZone(
@@ -225,11 +226,13 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
         return (saves, deletes)
     }
 
-    /// Removes every record of a zone, with its index entries and change log.
-    func deleteZoneContents(_ info: ZoneInfo, in txn: Store.WriteTransaction) throws {
-        try records.deleteAll(zone: info.id, in: txn)
+    /// Removes every record of a zone, with its index entries and change log; returns the
+    /// bytes its records counted in their owner's storage.
+    func deleteZoneContents(_ info: ZoneInfo, in txn: Store.WriteTransaction) throws -> Int64 {
+        let usage = try records.deleteAll(zone: info.id, in: txn)
         try indexes.deleteAll(zone: info.id, in: txn)
         try changes.deleteAll(zone: info.id, in: txn)
+        return usage
     }
 
     /// Fetches zones by ID.
@@ -258,7 +261,7 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
                         let address = try address(of: zoneID, in: context)
                         let info = try fogTry { try zoneInfo(at: address, in: txn) }
                         guard info != nil || address.isDefault else {
-                            throw FogError(.zoneNotFound, message: "zone \(zoneID.zoneName) does not exist")
+                            throw missingZoneError(zoneID, at: address, in: txn)
                         }
                         return makeZone(zoneID, info: info)
                     }
