@@ -149,6 +149,39 @@ import Testing
         _ = try await container.privateCloudDatabase.save(note("small", text: "fits"))
     }
 
+    /// A participant's saves into a shared zone count against the zone owner's storage, as
+    /// CloudKit charges shared data to its owner; the participant's own storage is untouched.
+    @Test func sharedZoneWritesCountAgainstTheOwner() async throws {
+        let store = try quotaStore(user: 6_000)
+        let alice = store.container
+        let zone = RecordZone.ID(zoneName: "Albums")
+        _ = try await alice.privateCloudDatabase.save(RecordZone(zoneID: zone))
+        _ = try await store.admin.addUser("bob", emailAddress: "bob@example.com")
+        let root = Record(recordType: "Album", recordID: Record.ID(recordName: "holiday", zoneID: zone))
+        root["title"] = String(repeating: "a", count: 3_000)
+        let share = Share(rootRecord: root)
+        let participant = try await alice.shareParticipant(forEmailAddress: "bob@example.com")
+        participant.permission = .readWrite
+        share.addParticipant(participant)
+        let saved = try await alice.privateCloudDatabase.modifyRecords(saving: [root, share], deleting: [])
+        let savedShare = try #require(try saved.saveResults[share.recordID]?.get() as? Share)
+        let url = try #require(savedShare.url)
+        let bob = try store.container(user: "bob")
+        _ = try await bob.accept(try await bob.shareMetadata(for: url))
+
+        let owner = RecordZone.ID(zoneName: "Albums", ownerName: try await alice.userRecordID().recordName)
+        let photo = Record(recordType: "Photo", recordID: Record.ID(recordName: "day1", zoneID: owner))
+        photo.parent = Record.Reference(recordID: Record.ID(recordName: "holiday", zoneID: owner), action: .none)
+        photo["caption"] = String(repeating: "p", count: 3_500)
+        let error = await expectFogError(.quotaExceeded) { try await bob.sharedCloudDatabase.save(photo) }
+        let aliceName = try await alice.userRecordID().recordName
+        #expect(error?.message.contains(aliceName) == true)
+        // Bob's own storage is his: the same record fits there.
+        let own = Record(recordType: "Photo", recordID: Record.ID(recordName: "day1"))
+        own["caption"] = String(repeating: "p", count: 3_500)
+        _ = try await bob.privateCloudDatabase.save(own)
+    }
+
     @Test func negativeQuotasAreRefusedAtOpen() throws {
         #expect(throws: FogError.self) { _ = try quotaStore(user: -1) }
         #expect(throws: FogError.self) { _ = try quotaStore(public: -1) }
