@@ -182,6 +182,16 @@ import Testing
         _ = try await bob.privateCloudDatabase.save(own)
     }
 
+    /// A development reset deletes every record, and with them every user's usage.
+    @Test func aDevelopmentResetFreesEveryonesStorage() async throws {
+        let store = try quotaStore(user: 5_000)
+        let db = store.privateDatabase
+        _ = try await db.save(note("a", text: String(repeating: "x", count: 3_000)))
+        await expectFogError(.quotaExceeded) { try await db.save(note("b", text: String(repeating: "y", count: 3_000))) }
+        try await store.admin.resetDevelopmentEnvironment()
+        _ = try await db.save(note("b", text: String(repeating: "y", count: 3_000)))
+    }
+
     @Test func negativeQuotasAreRefusedAtOpen() throws {
         #expect(throws: FogError.self) { _ = try quotaStore(user: -1) }
         #expect(throws: FogError.self) { _ = try quotaStore(public: -1) }

@@ -88,6 +88,8 @@ extension Engine {
                 try txn.deleteAll(in: core.schema, range: .prefix(w.bytes))
             }
             try txn.put(incarnation, forKey: Layout.metaIncarnation, in: core.meta)
+            // No record is left: every storage count is 0 again (`Engine/Usage`).
+            try StorageUsage.clearAll(meta: core.meta, txn: txn)
             let outcome = try catalog.replace(with: production, keepingUnnamedIndexes: false, txn: txn, names: &names)
             var users: [String] = []
             try txn.readView.scan(self.users.users, range: Layout.userIdentityRange) { _, value in

@@ -76,6 +76,14 @@ enum StorageUsage {
         try txn.put(bigEndianKey(value), forKey: owner.key, in: meta)
     }
 
+    /// Removes every owner's count (a development reset, which deletes every record): each
+    /// count starts again from 0. The "counted" mark stays, since 0 is then every count.
+    static func clearAll(meta: Table, txn: some StorageWriteTransaction) throws {
+        var prefix = KeyWriter(capacity: 8)
+        prefix.append("usage")
+        try txn.deleteAll(in: meta, range: .prefix(prefix.bytes))
+    }
+
     /// Writes every owner's count from the stored records, once: a store whose counters
     /// exist already is left alone. One pass over the zones and one over the records;
     /// nothing but the totals is kept in memory.
