@@ -35,9 +35,14 @@ import Foundation
 public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
     /// The syntax tree, valid by construction.
     let node: PredicateNode
+    /// Why a query or subscription with this predicate is refused (`invalidArguments`), for a
+    /// predicate converted from an `NSPredicate` outside CloudKit's language (see
+    /// ``init(_:)``); `nil` for every other predicate. Such a predicate's node matches nothing.
+    let rejection: String?
 
     init(node: PredicateNode) {
         self.node = node
+        self.rejection = nil
     }
 
     /// Parses a predicate in CloudKit's format, substituting `arguments` for its
@@ -62,12 +67,14 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``FogError`` with code ``FogError/Code/invalidArguments``.
     public init(format: String, argumentArray: [Any]) throws {
         node = try PredicateParser.parse(format, arguments: argumentArray)
+        rejection = nil
     }
 
     /// A predicate that matches every record (`true`, `TRUEPREDICATE`) or none (`false`,
     /// `FALSEPREDICATE`), like `NSPredicate(value:)`.
     public init(value: Bool) {
         node = .value(value)
+        rejection = nil
     }
 
     /// A predicate that matches the records every subpredicate matches, like

@@ -59,6 +59,7 @@ extension QueryExecutor {
         names: inout NameResolver<Store>
     ) throws -> PreparedQuery {
         try Validation.recordType(query.recordType)
+        if let rejection = query.predicate.rejection { throw FogError(.invalidArguments, message: rejection) }
         // CloudKit cannot query user records (reference §1.4): they are fetched by ID.
         guard query.recordType != Record.SystemType.userRecord else {
             throw FogError(
