@@ -293,25 +293,28 @@ import Testing
         for record in full { #expect(record.allKeys() == byName[record.recordID.recordName]?.fields.keys.sorted()) }
     }
 
-    @Test func queriesSearchOneZone() async throws {
+    /// A zone searches that zone; no zone searches every zone (CrossZoneQueryTests covers
+    /// the merge, cursors and paging).
+    @Test func queriesSearchTheirZoneOrEveryZone() async throws {
         let inBlog = try await QueryFixture.populate(db, count: 7, seed: 207)
         let inDefault = try await QueryFixture.populate(db, count: 5, seed: 208, zone: .default)
         let q = try Self.query("TRUEPREDICATE")
         func names(_ db: Database, _ zone: RecordZone.ID?) async throws -> Set<String> {
             Set(try await db.records(matching: q, inZoneWith: zone, resultsLimit: 100).matchResults.map { $0.0.recordName })
         }
-        #expect(try await names(db, nil) == Set(inDefault.map(\.name)))
+        let everywhere = Set(inDefault.map(\.name) + inBlog.map(\.name))
+        #expect(try await names(db, nil) == everywhere)
         #expect(try await names(db, .default) == Set(inDefault.map(\.name)))
         #expect(try await names(db, Self.zone) == Set(inBlog.map(\.name)))
-        let defaultZoneRecords = try await db.records(matching: q, resultsLimit: 100).matchResults
+        let defaultZoneRecords = try await db.records(matching: q, inZoneWith: .default, resultsLimit: 100).matchResults
         #expect(defaultZoneRecords.allSatisfy { $0.0.zoneID.isDefaultZone })
 
-        // QueryOperation: zoneID nil is the default zone.
+        // QueryOperation: zoneID nil is every zone.
         let op = QueryOperation(query: q)
         let seen = EventLog()
         op.recordMatchedBlock = { id, _ in seen.append(id.recordName) }
         await db.run(op)
-        #expect(Set(seen.all) == Set(inDefault.map(\.name)))
+        #expect(Set(seen.all) == everywhere)
 
         // A zone that does not exist.
         await expectFogError(.zoneNotFound) { try await db.records(matching: q, inZoneWith: .init(zoneName: "Missing")) }
@@ -334,8 +337,8 @@ import Testing
         await publicDB.run(publicOp)
         #expect(publicFailure.withLock { $0 } == .zoneNotFound)
 
-        // The shared database has no zones yet.
-        await expectFogError(.zoneNotFound) { try await store.container.sharedCloudDatabase.records(matching: q) }
+        // The shared database needs a zone, and has none yet.
+        await expectFogError(.invalidArguments) { try await store.container.sharedCloudDatabase.records(matching: q) }
         await expectFogError(.zoneNotFound) { try await store.container.sharedCloudDatabase.records(matching: q, inZoneWith: Self.zone) }
 
         // A deleted zone.

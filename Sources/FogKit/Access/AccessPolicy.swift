@@ -61,6 +61,8 @@ enum AccessAction: Sendable, Hashable {
     /// Save, delete or fetch one's subscriptions, or read one's notifications: a user's, in
     /// any database (which kinds a database allows is the subscription service's per-item check).
     case manageSubscriptions
+    /// Keep, list, fetch and forget one's own long-lived operations: a user's.
+    case longLivedOperations
 
     /// Whether the action changes records or zones.
     var writes: Bool {
@@ -309,6 +311,16 @@ struct AccessPolicy: Sendable {
             try decideShare(action, request)
             return
         }
+        if action == .longLivedOperations {
+            switch request.caller {
+            case .user: return
+            case .anonymous:
+                throw FogError(
+                    .notAuthenticated, message: "long-lived operations belong to a user; the container was opened on behalf of nobody")
+            case .administrator:
+                throw FogError(.permissionFailure, message: "the administrator is not a user of the container and has no operations")
+            }
+        }
         if action == .discoverUsers {
             switch request.caller {
             case .user: return
@@ -378,7 +390,7 @@ struct AccessPolicy: Sendable {
                 throw FogError(.unknownItem, message: Self.notShared(recordName))
             }
         case .query, .zoneRead, .zoneChanges, .databaseChanges, .currentUser, .discoverUsers, .shareMetadata, .acceptShare,
-            .leaveShare, .administer, .manageSubscriptions:
+            .leaveShare, .administer, .manageSubscriptions, .longLivedOperations:
             return
         }
     }

@@ -18,8 +18,11 @@ extension Database {
     ///
     /// - Parameters:
     ///   - query: The record type, predicate and sort order.
-    ///   - zoneID: The zone to search; `nil` for the default zone. A query searches one
-    ///     zone, and the public database has only its default zone.
+    ///   - zoneID: The zone to search; `nil` for every zone of the database, as in CloudKit:
+    ///     in a private database the user's zones, merged into one result sequence in the
+    ///     query's order (without sort descriptors, the order in which records were first
+    ///     saved); the public database has only its default zone. The shared database needs
+    ///     a zone.
     ///   - desiredKeys: The fields to fetch: `nil` for all, `[]` for none.
     ///   - resultsLimit: The most records to return;
     ///     ``QueryOperation/maximumResults`` lets FogKit choose
@@ -28,7 +31,8 @@ extension Database {
     ///   FogKit) and the cursor.
     /// - Throws: ``FogError`` — `invalidArguments` for a predicate or sort that does not
     ///   fit the schema (a field of another type, a list compared with `==`, …) or that
-    ///   needs an index the production environment lacks; `zoneNotFound`;
+    ///   needs an index the production environment lacks, and for a `nil` zone in the shared
+    ///   database; `zoneNotFound`;
     ///   `unknownItem` for an unknown record type in production.
     public func records(
         matching query: Query, inZoneWith zoneID: RecordZone.ID? = nil, desiredKeys: [Record.FieldKey]? = nil,
@@ -60,7 +64,9 @@ extension Database {
     /// on each record, how it orders the results, and the indexes it lacks.
     ///
     /// Explaining reads nothing but the schema and never fails for a missing index, so
-    /// it also shows why a production query would fail.
+    /// it also shows why a production query would fail. With no zone it explains the query
+    /// in the default zone (a private database's query with no zone reads each of its zones
+    /// that way, ordered by the sort descriptors or else by first save).
     ///
     /// - Throws: ``FogError`` with ``FogError/Code/invalidArguments`` when the predicate or
     ///   sort does not fit the schema; `zoneNotFound`.
@@ -76,6 +82,13 @@ extension Database {
 
     func runQuery(_ query: Query, zoneID: RecordZone.ID?, desiredKeys: [Record.FieldKey]?, resultsLimit: Int) throws -> QueryPage {
         try checkOpen()
+        // No zone: every zone. The public database has one, so its query stays a zone's query.
+        if zoneID == nil, databaseScope != .public {
+            return QueryPage(
+                try engine.queries.queryAllZones(
+                    query, after: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit, context: context,
+                    mode: environment.schemaMode))
+        }
         return QueryPage(
             try engine.queries.query(
                 query, zoneID: zoneID ?? .default, after: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
@@ -85,6 +98,12 @@ extension Database {
     func runQuery(continuing cursor: QueryOperation.Cursor, desiredKeys: [Record.FieldKey]?, resultsLimit: Int) throws -> QueryPage {
         try checkOpen()
         let query = try cursor.state.validated()
+        if cursor.state.allZones == true {
+            return QueryPage(
+                try engine.queries.queryAllZones(
+                    query, after: cursor.state, desiredKeys: desiredKeys, resultsLimit: resultsLimit, context: context,
+                    mode: environment.schemaMode))
+        }
         return QueryPage(
             try engine.queries.query(
                 query, zoneID: cursor.state.zoneID, after: cursor.state, desiredKeys: desiredKeys, resultsLimit: resultsLimit,

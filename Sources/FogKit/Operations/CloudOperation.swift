@@ -35,8 +35,31 @@ public class CloudOperation: Operation, @unchecked Sendable {
     public var effectiveConfiguration: Configuration {
         configuration.merged(over: scopeConfiguration).merged(over: group?.defaultConfiguration)
     }
-    /// A unique identifier of the operation, for logs.
-    public let operationID: String = UUID().uuidString
+    /// The operation's identifier (CloudKit's `CKOperation.ID`, a string).
+    public typealias ID = String
+
+    /// The operation's unique identifier, set when it is created, as in CloudKit. A
+    /// long-lived operation is listed and fetched by it
+    /// (``Container/fetchAllLongLivedOperationIDs()``); an operation fetched with
+    /// ``Container/fetchLongLivedOperation(withID:)`` has the original's.
+    public internal(set) var operationID: ID = UUID().uuidString
+
+    /// Whether the operation is long-lived: the same as ``Configuration/isLongLived`` of its
+    /// ``configuration`` (CloudKit's older `CKOperation.isLongLived`). A long-lived
+    /// ``ModifyRecordsOperation``, ``FetchRecordsOperation`` or ``QueryOperation`` is kept in
+    /// the store from the moment it is added until its result has been delivered, across
+    /// restarts; see ``Container/fetchAllLongLivedOperationIDs()``.
+    public var isLongLived: Bool {
+        get { configuration.isLongLived }
+        set { configuration.isLongLived = newValue }
+    }
+
+    /// Called once a long-lived operation has been kept in the store, before it does its
+    /// work (CloudKit's `longLivedOperationWasPersistedBlock`).
+    public var longLivedOperationWasPersistedBlock: (() -> Void)?
+
+    /// Where a long-lived operation is kept, once it is; `nil` for other operations.
+    var keeper: LongLivedKeeper?
 
     /// Creates an operation.
     override public init() {
@@ -76,7 +99,10 @@ public class CloudOperation: Operation, @unchecked Sendable {
         }
         // Foundation will not call `main()`: report the cancellation now, before the
         // operation finishes.
-        if cancelledBeforeStart { finish(with: cancellationError()) }
+        if cancelledBeforeStart {
+            finish(with: cancellationError())
+            didDeliver()
+        }
         super.start()
         // If `main()` did not run although this check found no cancellation (a Foundation
         // that reads the deferred cancellation through `isCancelled`), report it now.
@@ -87,6 +113,7 @@ public class CloudOperation: Operation, @unchecked Sendable {
         if skipped, !cancelledBeforeStart {
             super.cancel()
             finish(with: cancellationError())
+            didDeliver()
         }
     }
 
@@ -114,8 +141,20 @@ public class CloudOperation: Operation, @unchecked Sendable {
             phase = .running
             if deferredCancel { super.cancel() }
         }
-        guard !isCancelled else { return finish(with: cancellationError()) }
-        run()
+        if isCancelled {
+            finish(with: cancellationError())
+        } else {
+            run()
+        }
+        didDeliver()
+    }
+
+    /// Forgets a long-lived operation once its result has been delivered (a store closed
+    /// meanwhile keeps it, to be fetched again after a restart).
+    func didDeliver() {
+        guard let keeper else { return }
+        self.keeper = nil
+        try? keeper.forget(operationID)
     }
 
     /// Gives the operation the quality of service its ``effectiveConfiguration`` sets, if any.
@@ -175,8 +214,8 @@ extension CloudOperation {
             get { explicitAllowsCellularAccess ?? true }
             set { explicitAllowsCellularAccess = newValue }
         }
-        /// Kept for source compatibility (`false` unless set); FogKit operations end with the
-        /// process.
+        /// Whether the operation is long-lived (`false` unless set): kept in the store until
+        /// its result has been delivered, across restarts (``CloudOperation/isLongLived``).
         public var isLongLived: Bool {
             get { explicitIsLongLived ?? false }
             set { explicitIsLongLived = newValue }

@@ -40,7 +40,10 @@ extension Container {
     public func add(_ operation: CloudOperation) {
         operation.prepareForAdding()
         if let operation = operation as? ContainerOperation { operation.container = self }
-        if let operation = operation as? DatabaseOperation, operation.database == nil { operation.database = privateCloudDatabase }
+        if let operation = operation as? DatabaseOperation {
+            if operation.database == nil { operation.database = privateCloudDatabase }
+            operation.keepIfLongLived()
+        }
         privateCloudDatabase.operationQueue.addOperation(operation)
     }
 }

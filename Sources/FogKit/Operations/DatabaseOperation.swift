@@ -19,6 +19,7 @@ public class DatabaseOperation: CloudOperation, @unchecked Sendable {
         guard !database.isClosed else {
             return finish(with: FogError(.internalError, message: "the container is closed"))
         }
+        if keeper != nil { longLivedOperationWasPersistedBlock?() }
         execute(in: database)
     }
 
@@ -31,9 +32,12 @@ extension Database {
     /// and adds it to the database's operation queue.
     /// Inside `configuredWith(configuration:group:body:)`, the operation takes that call's
     /// configuration and group (see ``CloudOperation/effectiveConfiguration``).
+    /// A long-lived operation (``CloudOperation/isLongLived``) is kept in the store before it
+    /// is queued.
     public func add(_ operation: DatabaseOperation) {
         operation.database = self
         operation.prepareForAdding()
+        operation.keepIfLongLived()
         operationQueue.addOperation(operation)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Fetches the record changes of zones since change tokens (CloudKit's
 /// `CKFetchRecordZoneChangesOperation`).
@@ -17,20 +18,47 @@ import Foundation
 /// happens later in the operation.
 public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecked Sendable {
     /// What to fetch from one zone (CloudKit's `ZoneConfiguration`).
-    public struct ZoneConfiguration: Sendable, Hashable {
+    ///
+    /// A reference type, as CloudKit's is, so that a configuration made with `let` can be set
+    /// afterwards (`configuration.previousServerChangeToken = token`); safe to share between
+    /// threads. Two configurations are equal when their values are.
+    public final class ZoneConfiguration: Sendable, Hashable {
+        private struct Values: Hashable {
+            var previousServerChangeToken: ServerChangeToken?
+            var resultsLimit: Int
+            var desiredKeys: [Record.FieldKey]?
+        }
+        private let values: Mutex<Values>
+
         /// The token of the last fetch, or `nil` for every change.
-        public var previousServerChangeToken: ServerChangeToken?
+        public var previousServerChangeToken: ServerChangeToken? {
+            get { values.withLock { $0.previousServerChangeToken } }
+            set { values.withLock { $0.previousServerChangeToken = newValue } }
+        }
         /// The most changes per page; 0 (the default) lets FogKit choose (400).
-        public var resultsLimit: Int
+        public var resultsLimit: Int {
+            get { values.withLock { $0.resultsLimit } }
+            set { values.withLock { $0.resultsLimit = newValue } }
+        }
         /// The fields of changed records to fetch: `nil` for all, `[]` for none.
-        public var desiredKeys: [Record.FieldKey]?
+        public var desiredKeys: [Record.FieldKey]? {
+            get { values.withLock { $0.desiredKeys } }
+            set { values.withLock { $0.desiredKeys = newValue } }
+        }
 
         /// Creates a configuration.
         public init(previousServerChangeToken: ServerChangeToken? = nil, resultsLimit: Int? = nil, desiredKeys: [Record.FieldKey]? = nil) {
-            self.previousServerChangeToken = previousServerChangeToken
-            self.resultsLimit = resultsLimit ?? 0
-            self.desiredKeys = desiredKeys
+            values = Mutex(
+                Values(previousServerChangeToken: previousServerChangeToken, resultsLimit: resultsLimit ?? 0, desiredKeys: desiredKeys))
         }
+
+        /// Whether the two configurations hold the same values.
+        public static func == (a: ZoneConfiguration, b: ZoneConfiguration) -> Bool {
+            a === b || a.values.withLock { $0 } == b.values.withLock { $0 }
+        }
+
+        /// Hashes the configuration's values.
+        public func hash(into hasher: inout Hasher) { hasher.combine(values.withLock { $0 }) }
     }
 
     /// The zones to fetch, in order.

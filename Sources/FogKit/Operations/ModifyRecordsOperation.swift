@@ -67,9 +67,18 @@ public final class ModifyRecordsOperation: DatabaseOperation, @unchecked Sendabl
         let deletes = recordIDsToDelete ?? []
         let outcome: ModifyOutcome
         do {
-            outcome = try database.engine.writer.modifyAndWait(
-                saving: saves, deleting: deletes, policy: savePolicy.savePolicy, atomic: isAtomic, limits: database.limits,
-                context: database.context, clientChangeTokenData: clientChangeTokenData)
+            if let keeper, let kept = try keeper.stored(operationID)?.outcome {
+                // Long-lived, and its work committed before: deliver that outcome, do not redo it.
+                outcome = try LongLivedOperationCodec.decodeOutcome(kept)
+            } else {
+                // Long-lived: the outcome is kept in the transaction that commits the work.
+                let keepOutcome = keeper.map {
+                    $0.engine.operations.outcomeWriter(operationID: operationID, user: $0.user, encode: LongLivedOperationCodec.encode)
+                }
+                outcome = try database.engine.writer.modifyAndWait(
+                    saving: saves, deleting: deletes, policy: savePolicy.savePolicy, atomic: isAtomic, limits: database.limits,
+                    context: database.context, clientChangeTokenData: clientChangeTokenData, alsoWrite: keepOutcome)
+            }
         } catch {
             return finish(with: FogError.wrapping(error))
         }

@@ -30,7 +30,9 @@ public final class QueryOperation: DatabaseOperation, @unchecked Sendable {
     public var query: Query?
     /// The cursor to continue from; when set, the query and zone come from it.
     public var cursor: Cursor?
-    /// The zone to search; `nil` for the default zone. Ignored for cursors.
+    /// The zone to search; `nil` for every zone of the database (the shared database needs
+    /// a zone), as ``Database/records(matching:inZoneWith:desiredKeys:resultsLimit:)``
+    /// describes. Ignored for cursors.
     public var zoneID: RecordZone.ID?
     /// The fields to fetch: `nil` for all, `[]` for none (system fields only).
     public var desiredKeys: [Record.FieldKey]?

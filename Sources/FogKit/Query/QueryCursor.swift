@@ -10,7 +10,8 @@ extension QueryOperation {
 ///
 /// It is a top-level class so that `NSKeyedArchiver` can name it on Linux.
 ///
-/// A cursor holds the query, its zone and the position of the last record returned —
+/// A cursor holds the query, its zone (or that it searches every zone) and the position of
+/// the last record returned —
 /// the sort values and the record's place among equal ones — not an offset. Continuing
 /// from it runs the query again and returns the records after that position, so records
 /// saved or deleted in between neither shift the results nor repeat them: a record
@@ -47,7 +48,8 @@ public final class QueryCursor: NSObject, NSSecureCoding, @unchecked Sendable, C
         self.state = state
     }
 
-    /// The zone the query runs in.
+    /// The zone the query runs in; for a query with no zone, which searches every zone of
+    /// the database, the zone of the last record returned.
     public var zoneID: RecordZone.ID { state.zoneID }
 
     /// Decodes a cursor an app stored.
@@ -74,7 +76,7 @@ public final class QueryCursor: NSObject, NSSecureCoding, @unchecked Sendable, C
 
     /// `<Cursor Post in Notes after 3f2a…>`.
     public override var description: String {
-        "<Cursor \(state.recordType) in \(state.zoneName) after \(state.position.prefix(8).map { String(format: "%02x", $0) }.joined())…>"
+        "<Cursor \(state.recordType) in \(state.allZones == true ? "every zone" : state.zoneName) after \(state.position.prefix(8).map { String(format: "%02x", $0) }.joined())…>"
     }
 }
 
@@ -95,6 +97,11 @@ struct QueryCursorState: Sendable, Hashable, Codable {
     /// before FogKit recorded it).
     var holder: String?
     var scope: Int?
+    /// Whether the query searches every zone of the database (it was run with no zone);
+    /// then ``zoneName`` is the zone of the last record returned, and the position holds
+    /// across zones. `nil` (false) in cursors of one zone, and in those archived before
+    /// FogKit searched every zone.
+    var allZones: Bool? = nil
 
     /// Throws `invalidArguments` unless the cursor was taken by `user` in `scope`.
     func checkHolder(user: String?, scope: Database.Scope) throws(FogError) {

@@ -38,7 +38,7 @@ struct QueryCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The fields to print, comma-separated (default all).")
     var keys: String?
 
-    @Option(name: .long, help: "The zone (default the default zone).")
+    @Option(name: .long, help: "The zone (default: every zone of the database, as in CloudKit; the shared database needs one).")
     var zone: String?
 
     @OptionGroup var target: DatabaseOptions

@@ -22,6 +22,7 @@ import Foundation
 /// | ``users`` | `Users/` | user identities, their `Users` records, the user directory | `users` |
 /// | ``shares`` | `Sharing/` | shares by URL: metadata, acceptance (saving them is ``writer``'s) | `records` (the share) |
 /// | ``subscriptions`` | `Subscriptions/` | subscriptions, the notifications writes produce, listeners' positions | `subscriptions`, `notifications` |
+/// | ``operations`` | `Operations/` | long-lived operations, kept until their result is delivered | `users` (keys `FF` "l") |
 /// | ``maintenance`` | `Maintenance/` | integrity, migration, backup, store information | (migration: all) |
 final class Engine<Store: KeyValueStore>: Sendable {
     let core: EngineCore<Store>
@@ -38,6 +39,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
     let feeds: ChangeFeeds<Store>
     let subscriptions: SubscriptionStore<Store>
     let maintenance: Maintenance<Store>
+    let operations: LongLivedOperations<Store>
 
     /// Opens the store for `caller`; only the administrator migrates an older format.
     /// `advisor` collects the index advice (an administrator shares its own with the
@@ -62,6 +64,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
             core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones, subscriptions: subscriptions)
         feeds = ChangeFeeds(core: core, records: records, changes: changes, zones: zones)
         maintenance = Maintenance(core: core, records: records, indexes: indexes, catalog: catalog, changes: changes, zones: zones)
+        operations = LongLivedOperations(core: core)
         do {
             if core.openedVersion < Layout.formatVersion {
                 try AccessPolicy.standard.check(.administer(.migrate), AccessRequest(caller: caller))

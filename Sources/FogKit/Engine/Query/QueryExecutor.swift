@@ -34,63 +34,81 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
         let limit = resultsLimit == 0 ? EngineDefaults.queryBatchSize : resultsLimit
         let now = Date()
         let (page, advice) = try read { txn, names -> (QueryBatch, [IndexAdvice]) in
-            let zone: ZoneInfo?
-            let shares: [AcceptedShare]?
+            let found: ZoneMatches
             do {
-                (zone, shares) = try existingZone(zoneID, context: context, txn: txn, names: &names)
+                found = try zoneMatches(
+                    query, zoneID: zoneID, order: after?.order, after: after.map { [UInt8]($0.position) }, desiredKeys: desiredKeys,
+                    limit: limit, everyKey: false, context: context, mode: mode, now: now, txn: txn, names: &names)
             } catch let error as FogError where error.code == .zoneNotFound && after != nil && context.scope == .shared {
                 // The share was revoked since the cursor was taken: the query goes on with no
                 // records, as CloudKit's does.
                 return (QueryBatch(records: [], next: nil), [])
             }
-            let prepared = try prepare(
-                query, fixedOrder: after?.order, zone: zone?.id, desiredKeys: desiredKeys, now: now, txn: txn, names: &names)
-            let advice = prepared.missing.map {
-                IndexAdvice(recordType: query.recordType, field: $0.field, options: $0.options, queryCount: 1)
-            }
-            // Share records (`cloudkit.share`) are the system's, in every environment.
-            if mode == .production, query.recordType != Record.SystemType.share {
-                guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, txn: txn) else {
-                    throw FogError(.unknownItem, message: "Did not find record type: \(query.recordType)")
-                }
-                if let missing = prepared.missing.first {
-                    if missing.options == .searchable {
-                        throw FogError(.invalidArguments, message: "no field of record type \(query.recordType) is marked searchable")
-                    }
-                    throw FogError(.invalidArguments, message: "Field '\(missing.field)' is not marked \(missing.word)")
-                }
-            }
-            guard let zone, let typeID = prepared.typeID else { return (QueryBatch(records: [], next: nil), advice) }
-            let request = AccessRequest(
-                caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType,
-                acceptedShares: shares)
-            let candidates: CandidateCheck
-            if context.scope == .public {
-                // The security roles of the record type decide which records the query sees.
-                var roles = try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names)
-                candidates = access.queryCandidates(
-                    request, grants: try roles.grants(ofType: typeID, names: &names), callerID: roles.callerID)
-            } else {
-                candidates = access.queryCandidates(request)
-            }
-            if case .nobody = candidates { return (QueryBatch(records: [], next: nil), advice) }
-            var run = try QueryRun(
-                executor: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
-                names: names, limit: limit, candidates: candidates)
-            let (matches, more) = try run.execute(limit: limit, after: after.map { [UInt8]($0.position) })
-            names = run.names
-            let records = matches.map(\.record)
             var next: QueryCursorState?
-            if more, let last = matches.last {
+            if found.more, let last = found.matches.last {
                 next = QueryCursorState(
-                    recordType: query.recordType, predicate: query.predicate.description, order: prepared.order,
+                    recordType: query.recordType, predicate: query.predicate.description, order: found.order,
                     zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key), holder: context.user ?? "",
                     scope: context.scope.rawValue)
             }
-            return (QueryBatch(records: records, next: next), advice)
+            return (QueryBatch(records: found.matches.map(\.record), next: next), found.advice)
         }
         if mode == .development { indexes.advisor.record(advice) }
         return page
+    }
+
+    /// The matches of a query in one zone, inside a read snapshot: up to `limit` of them after
+    /// `position`, in order, and whether more match.
+    ///
+    /// - Parameters:
+    ///   - order: The order to follow (a cursor's, or every zone's of a query over all zones);
+    ///     `nil` lets the planner choose when the query has no sort descriptors.
+    ///   - everyKey: Whether every match gets its order key; otherwise only the last one does,
+    ///     and only when more match (the key a cursor needs).
+    func zoneMatches(
+        _ query: Query, zoneID: RecordZone.ID, order: [Query.SortDescriptor]?, after position: [UInt8]?, desiredKeys: [String]?,
+        limit: Int, everyKey: Bool, context: DatabaseContext, mode: SchemaMode, now: Date, txn: Store.ReadTransaction,
+        names: inout NameResolver<Store>
+    ) throws -> ZoneMatches {
+        let (zone, shares) = try existingZone(zoneID, context: context, txn: txn, names: &names)
+        let prepared = try prepare(query, fixedOrder: order, zone: zone?.id, desiredKeys: desiredKeys, now: now, txn: txn, names: &names)
+        let advice = prepared.missing.map {
+            IndexAdvice(recordType: query.recordType, field: $0.field, options: $0.options, queryCount: 1)
+        }
+        let none = ZoneMatches(matches: [], more: false, order: prepared.order, advice: advice)
+        // Share records (`cloudkit.share`) are the system's, in every environment.
+        if mode == .production, query.recordType != Record.SystemType.share {
+            guard let typeID = prepared.typeID, try recordTypeIsKnown(typeID, txn: txn) else {
+                throw FogError(.unknownItem, message: "Did not find record type: \(query.recordType)")
+            }
+            if let missing = prepared.missing.first {
+                if missing.options == .searchable {
+                    throw FogError(.invalidArguments, message: "no field of record type \(query.recordType) is marked searchable")
+                }
+                throw FogError(.invalidArguments, message: "Field '\(missing.field)' is not marked \(missing.word)")
+            }
+        }
+        guard let zone, let typeID = prepared.typeID else { return none }
+        let request = AccessRequest(
+            caller: context.caller, scope: context.scope, zoneName: zoneID.zoneName, recordType: query.recordType,
+            acceptedShares: shares)
+        let candidates: CandidateCheck
+        if context.scope == .public {
+            // The security roles of the record type decide which records the query sees.
+            var roles = try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names)
+            candidates = access.queryCandidates(
+                request, grants: try roles.grants(ofType: typeID, names: &names), callerID: roles.callerID)
+        } else {
+            candidates = access.queryCandidates(request)
+        }
+        if case .nobody = candidates { return none }
+        var run = try QueryRun(
+            executor: self, prepared: prepared, zone: zone.id, type: typeID, zoneID: zoneID, desiredKeys: desiredKeys, txn: txn,
+            names: names, limit: limit, candidates: candidates)
+        var (matches, more) = try run.execute(limit: limit, after: position)
+        if everyKey { try run.fillOrderKeys(&matches) }
+        names = run.names
+        return ZoneMatches(matches: matches, more: more, order: prepared.order, advice: advice)
     }
 
     /// Describes how a query would run, without running it.
@@ -148,7 +166,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
     /// The stored zone a query runs in: `nil` for a default zone nobody wrote to. In the
     /// shared database, the owner's zone and the shares of it the user accepted
     /// (`zoneNotFound` when none).
-    private func existingZone(
+    func existingZone(
         _ zoneID: RecordZone.ID, context: DatabaseContext, txn: Store.ReadTransaction, names: inout NameResolver<Store>
     ) throws -> (zone: ZoneInfo?, shares: [AcceptedShare]?) {
         if context.scope == .shared, let user = context.user {
@@ -164,9 +182,20 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
     }
 
     /// Whether the record type is in the environment's schema catalog (a `"t"` entry).
-    private func recordTypeIsKnown(_ typeID: Int64, txn: Store.ReadTransaction) throws -> Bool {
+    func recordTypeIsKnown(_ typeID: Int64, txn: Store.ReadTransaction) throws -> Bool {
         try txn.withValue(forKey: Layout.recordTypeKey(typeID), in: core.schema) { $0.isEmpty } ?? false
     }
+}
+
+/// The matches of a query in one zone (``QueryExecutor/zoneMatches(_:zoneID:order:after:desiredKeys:limit:everyKey:context:mode:now:txn:names:)``).
+struct ZoneMatches {
+    var matches: [QueryMatch]
+    /// Whether more records of the zone match after the last one.
+    var more: Bool
+    /// The order the matches follow, which a cursor records.
+    var order: [Query.SortDescriptor]
+    /// The indexes the query lacked, for the development environment's advice.
+    var advice: [IndexAdvice]
 }
 
 /// A record that matched, as the client gets it, and its order key (computed only where
@@ -346,6 +375,21 @@ struct QueryRun<Store: KeyValueStore> {
             return QueryMatch(row: item.row, record: record, key: item.key)
         }
         return (matches, more)
+    }
+
+    /// Gives every match without an order key its key (streamed matches get one only at the
+    /// end of a batch), reading its record again: what merging the matches of several zones
+    /// compares.
+    mutating func fillOrderKeys(_ matches: inout [QueryMatch]) throws {
+        let orderKey = OrderKey(order: prepared.order)
+        for index in matches.indices where matches[index].key.isEmpty {
+            let row = matches[index].row
+            let key = try executor.records.withRecord(row, in: txn) { buffer in
+                orderKey.key(for: try matchesView(buffer, checking: filtering, check: false)!, row: row)
+            }
+            guard let key else { throw FormatError(message: "row \(row) vanished inside a snapshot") }
+            matches[index].key = key
+        }
     }
 
     /// The fields of the encoded record `buffer` when it belongs to the query's zone and

@@ -60,9 +60,13 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
 
     /// The blocking form of ``modify(saving:deleting:policy:atomic:limits:context:)``,
     /// for operations running on an `OperationQueue` thread.
+    ///
+    /// - Parameter alsoWrite: Called with the outcome inside the write transaction that
+    ///   commits it, to write more in that transaction (a long-lived operation's outcome).
     func modifyAndWait(
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
-        atomic: Bool, limits: RequestLimits, context: DatabaseContext, clientChangeTokenData: Data? = nil
+        atomic: Bool, limits: RequestLimits, context: DatabaseContext, clientChangeTokenData: Data? = nil,
+        alsoWrite: ((ModifyOutcome, Store.WriteTransaction) throws -> Void)? = nil
     ) throws -> ModifyOutcome {
         if let clientChangeTokenData {
             try Validation.blobSize(
@@ -74,7 +78,11 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         request.clientChangeTokenData = clientChangeTokenData
         let prepared = request
         let outcome = try prepared.removingFailedCopiesAndWait {
-            try writeAndWait { [self] txn, names in try run(prepared, txn: txn, names: &names) }
+            try writeAndWait { [self] txn, names in
+                let outcome = try run(prepared, txn: txn, names: &names)
+                try alsoWrite?(outcome, txn)
+                return outcome
+            }
         }
         if outcome.notified { subscriptions.signal.signal() }
         // As in `modify`, without blocking the operation's thread on the build.
