@@ -60,14 +60,14 @@ import Testing
         }
         let gate = Self.gated(op)
         container.add(op)
-        #expect(try await container.fetchAllLongLivedOperationIDs() == [op.operationID])
+        #expect(try await container.allLongLivedOperationIDs() == [op.operationID])
         #expect(persisted.withLock { $0 } == 0, "the block runs when the operation starts")
         Self.open(gate)
         await Self.wait(op)
         #expect(persisted.withLock { $0 } == 1)
         #expect(listedDuringDelivery.withLock { $0 } == [op.operationID])
-        #expect(try await container.fetchAllLongLivedOperationIDs().isEmpty)
-        #expect(try await container.fetchLongLivedOperation(withID: op.operationID) == nil)
+        #expect(try await container.allLongLivedOperationIDs().isEmpty)
+        await #expect(throws: FogError.self) { try await container.longLivedOperation(for: op.operationID) }
     }
 
     /// The IDs, from a callback's thread.
@@ -97,8 +97,8 @@ import Testing
 
         container = try directory.open()
         defer { container.close() }
-        #expect(try await container.fetchAllLongLivedOperationIDs() == [id])
-        let fetched = try #require(try await container.fetchLongLivedOperation(withID: id) as? ModifyRecordsOperation)
+        #expect(try await container.allLongLivedOperationIDs() == [id])
+        let fetched = try #require(try await container.longLivedOperation(for: id) as? ModifyRecordsOperation)
         #expect(fetched.operationID == id)
         #expect(fetched.isLongLived)
         #expect(fetched.savePolicy == .allKeys)
@@ -110,7 +110,7 @@ import Testing
         #expect(saved.withLock { $0.map(\.recordID.recordName) } == ["n1"])
         let stored = try await container.privateCloudDatabase.record(for: Record.ID(recordName: "n1", zoneID: Self.zone))
         #expect(stored["title"] as? String == "one")
-        #expect(try await container.fetchAllLongLivedOperationIDs().isEmpty)
+        #expect(try await container.allLongLivedOperationIDs().isEmpty)
     }
 
     /// The process ends after the commit and before the result is delivered (here: the
@@ -141,11 +141,11 @@ import Testing
         container = try directory.open()
         defer { container.close() }
         let reopened = container.privateCloudDatabase
-        #expect(try await container.fetchAllLongLivedOperationIDs() == [op.operationID])
+        #expect(try await container.allLongLivedOperationIDs() == [op.operationID])
         let before = try await reopened.recordZoneChanges(inZoneWith: Self.zone, since: nil)
         #expect(before.modificationResultsByID.count == 1)
 
-        let fetched = try #require(try await container.fetchLongLivedOperation(withID: op.operationID) as? ModifyRecordsOperation)
+        let fetched = try #require(try await container.longLivedOperation(for: op.operationID) as? ModifyRecordsOperation)
         let events = Mutex<[String]>([])
         fetched.perRecordSaveBlock = { id, result in
             switch result {
@@ -181,7 +181,7 @@ import Testing
         let after = try await reopened.recordZoneChanges(inZoneWith: Self.zone, since: before.changeToken)
         #expect(after.modificationResultsByID.isEmpty && after.deletions.isEmpty)
         #expect(after.changeToken == before.changeToken, "no commit in the zone since")
-        #expect(try await container.fetchAllLongLivedOperationIDs().isEmpty)
+        #expect(try await container.allLongLivedOperationIDs().isEmpty)
     }
 
     @Test func anOperationThatIsNotLongLivedIsNeverListed() async throws {
@@ -193,10 +193,10 @@ import Testing
         op.longLivedOperationWasPersistedBlock = { persisted.withLock { $0 = true } }
         let gate = Self.gated(op)
         container.add(op)
-        #expect(try await container.fetchAllLongLivedOperationIDs().isEmpty)
+        #expect(try await container.allLongLivedOperationIDs().isEmpty)
         Self.open(gate)
         await Self.wait(op)
-        #expect(try await container.fetchAllLongLivedOperationIDs().isEmpty)
+        #expect(try await container.allLongLivedOperationIDs().isEmpty)
         #expect(!persisted.withLock { $0 })
     }
 
@@ -211,9 +211,9 @@ import Testing
         op.configuration.isLongLived = true
         let gate = Self.gated(op)
         alice.add(op)
-        #expect(try await alice.fetchAllLongLivedOperationIDs() == [op.operationID])
-        #expect(try await bob.fetchAllLongLivedOperationIDs().isEmpty)
-        #expect(try await bob.fetchLongLivedOperation(withID: op.operationID) == nil)
+        #expect(try await alice.allLongLivedOperationIDs() == [op.operationID])
+        #expect(try await bob.allLongLivedOperationIDs().isEmpty)
+        await #expect(throws: FogError.self) { try await bob.longLivedOperation(for: op.operationID) }
         Self.open(gate)
         await Self.wait(op)
     }
@@ -234,7 +234,7 @@ import Testing
         op.configuration.isLongLived = true
         let gate = Self.gated(op)
         container.add(op)
-        let fetched = try #require(try await container.fetchLongLivedOperation(withID: op.operationID) as? QueryOperation)
+        let fetched = try #require(try await container.longLivedOperation(for: op.operationID) as? QueryOperation)
         #expect(fetched.query?.recordType == "Note")
         #expect(fetched.query?.predicate.description == query.predicate.description)
         #expect(fetched.query?.sortDescriptors == query.sortDescriptors)
@@ -246,14 +246,14 @@ import Testing
         fetched.recordMatchedBlock = { id, _ in names.withLock { $0.append(id.recordName) } }
         await Self.run(fetched, on: container)
         #expect(names.withLock { $0 } == ["n1"])
-        #expect(try await container.fetchAllLongLivedOperationIDs().isEmpty)
+        #expect(try await container.allLongLivedOperationIDs().isEmpty)
     }
 
     @Test func nobodyHasNone() async throws {
         let container = try directory.open(user: nil)
         defer { container.close() }
         await #expect {
-            _ = try await container.fetchAllLongLivedOperationIDs()
+            _ = try await container.allLongLivedOperationIDs()
         } throws: { ($0 as? FogError)?.code == .notAuthenticated }
     }
 }

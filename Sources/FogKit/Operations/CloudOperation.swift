@@ -40,15 +40,15 @@ public class CloudOperation: Operation, @unchecked Sendable {
 
     /// The operation's unique identifier, set when it is created, as in CloudKit. A
     /// long-lived operation is listed and fetched by it
-    /// (``Container/fetchAllLongLivedOperationIDs()``); an operation fetched with
-    /// ``Container/fetchLongLivedOperation(withID:)`` has the original's.
+    /// (``Container/allLongLivedOperationIDs()``); an operation fetched with
+    /// ``Container/longLivedOperation(for:)`` has the original's.
     public internal(set) var operationID: ID = UUID().uuidString
 
     /// Whether the operation is long-lived: the same as ``Configuration/isLongLived`` of its
     /// ``configuration`` (CloudKit's older `CKOperation.isLongLived`). A long-lived
     /// ``ModifyRecordsOperation``, ``FetchRecordsOperation`` or ``QueryOperation`` is kept in
     /// the store from the moment it is added until its result has been delivered, across
-    /// restarts; see ``Container/fetchAllLongLivedOperationIDs()``.
+    /// restarts; see ``Container/allLongLivedOperationIDs()``.
     public var isLongLived: Bool {
         get { configuration.isLongLived }
         set { configuration.isLongLived = newValue }
