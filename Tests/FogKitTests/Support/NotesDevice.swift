@@ -39,6 +39,12 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
         var crashAfterFetchedPages: Int?
         var fetchedPages = 0
         var crashed = false
+        /// The scope ``nextFetchChangesOptions(_:syncEngine:)`` narrows fetches to, if any.
+        var fetchScope: SyncEngine.FetchChangesOptions.Scope?
+        /// How many times the engine asked for fetch options.
+        var optionRequests = 0
+        /// Deletion reasons of fetched zone deletions.
+        var zoneDeletions: [Database.DatabaseChange.Deletion.Reason] = []
     }
 
     /// A clock for the `modified` field, shared by every device of the process.
@@ -68,11 +74,12 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
 
     /// Starts the engine from the persisted state.
     @discardableResult
-    func start(automaticallySync: Bool = false) throws -> SyncEngine {
+    func start(automaticallySync: Bool = false, subscriptionID: Subscription.ID? = nil) throws -> SyncEngine {
         let saved = model.withLock { $0.persisted.state }
         let serialization = try saved.map { try JSONDecoder().decode(SyncEngine.State.Serialization.self, from: $0) }
         var configuration = SyncEngine.Configuration(database: database, stateSerialization: serialization, delegate: self)
         configuration.automaticallySync = automaticallySync
+        configuration.subscriptionID = subscriptionID
         let engine = SyncEngine(configuration)
         engineBox.withLock { $0 = engine }
         return engine
@@ -141,7 +148,10 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
                 case .signOut, .switchAccounts: m.notes.removeAll()
                 }
             case .fetchedDatabaseChanges(let changes):
-                for deletion in changes.deletions { m.notes = m.notes.filter { $0.key.zoneID != deletion.zoneID } }
+                for deletion in changes.deletions {
+                    m.zoneDeletions.append(deletion.reason)
+                    m.notes = m.notes.filter { $0.key.zoneID != deletion.zoneID }
+                }
             case .fetchedRecordZoneChanges(let changes):
                 for modification in changes.modifications { Self.apply(modification.record, to: &m) }
                 for deletion in changes.deletions { m.notes[deletion.recordID] = nil }
@@ -212,6 +222,17 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
             m.notes[id] = local
         } else {
             m.notes[id] = Note(title: record["title"] as? String ?? "", modified: serverModified, lastKnown: record)
+        }
+    }
+
+    func nextFetchChangesOptions(
+        _ context: SyncEngine.FetchChangesContext, syncEngine: SyncEngine
+    ) async -> SyncEngine.FetchChangesOptions {
+        model.withLock { m in
+            m.optionRequests += 1
+            var options = context.options
+            if let scope = m.fetchScope { options.scope = scope }
+            return options
         }
     }
 
