@@ -109,6 +109,25 @@ import Testing
         await c.engine.cancelOperations()
     }
 
+    @Test func anUnavailableAccountPausesSyncAndKeepsTheState() async throws {
+        a.createZone()
+        try await a.engine.sendChanges()
+        a.write("w", "written while unavailable")
+        try container.setAccountStatus(.temporarilyUnavailable)
+        try await a.engine.sendChanges()
+        #expect(a.engine.state.pendingRecordZoneChanges == [.saveRecord(a.id("w"))], "nothing sent, nothing dropped")
+        try container.setAccountStatus(.restricted)
+        try await a.engine.sendChanges()
+        #expect(a.engine.state.pendingRecordZoneChanges == [.saveRecord(a.id("w"))])
+        try container.setAccountStatus(.available)
+        try await a.engine.sendChanges()
+        #expect(a.engine.state.pendingRecordZoneChanges.isEmpty)
+        // The same user all along: no account change was reported, and nothing was reset.
+        #expect(a.model.withLock { $0.accountChanges.isEmpty })
+        try await b.engine.fetchChanges()
+        #expect(b.titles == ["w": "written while unavailable"])
+    }
+
     @Test func thePublicDatabaseSyncsWhenItHasAFeed() async throws {
         let everyZone = try TestStore(configuration: .init(durability: .none, changeFeeds: .everyZone))
         let database = everyZone.container.publicCloudDatabase
