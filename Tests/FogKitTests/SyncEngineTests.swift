@@ -159,6 +159,41 @@ func eventually(timeout: Double = 30, _ condition: () -> Bool) async -> Bool {
         #expect(b.titles == ["n0": "edited after the delete"])
     }
 
+    @Test func anAtomicBatchWithAConflictSavesNothingThenBoth() async throws {
+        try await seed(1)
+        try await b.engine.fetchChanges()
+        b.model.withLock { $0.atomic = true }
+        a.write("n0", "A's edit")
+        try await a.engine.sendChanges()
+        b.write("n0", "B's later edit")
+        b.write("fresh", "new on B")
+        let error = await expectFogError(.partialFailure) { try await b.engine.sendChanges() }
+        #expect(fogCode(error?.partialErrorsByItemID?[b.id("n0")]) == .serverRecordChanged)
+        #expect(fogCode(error?.partialErrorsByItemID?[b.id("fresh")]) == .batchRequestFailed)
+        await expectNotStored(b.id("fresh"), in: container.privateCloudDatabase)
+        try await b.engine.sendChanges()
+        try await a.engine.fetchChanges()
+        #expect(a.titles == ["n0": "B's later edit", "fresh": "new on B"])
+    }
+
+    @Test func anEditBetweenTheBatchAndItsResultStillGoesOut() async throws {
+        try await seed(1)
+        // The send's request takes a while; the app edits the note meanwhile.
+        container.faultPlan = FaultPlan([.init(.delayOnly, requests: [.modifyRecords], trigger: .firstCalls(1), latency: 2)])
+        a.write("n0", "first edit")
+        let built = a.model.withLock { $0.batchesBuilt }
+        let engine = a.engine
+        let send = Task { try await engine.sendChanges() }
+        #expect(await eventually { a.model.withLock { $0.batchesBuilt } > built })
+        a.write("n0", "second edit")
+        try await send.value
+        container.faultPlan = .none
+        #expect(a.engine.state.pendingRecordZoneChanges == [.saveRecord(a.id("n0"))], "the later edit stays pending")
+        try await a.engine.sendChanges()
+        try await b.engine.fetchChanges()
+        #expect(b.titles["n0"] == "second edit")
+    }
+
     @Test func anExpiredZoneTokenRefetchesTheZoneFromTheStart() async throws {
         try await seed(5)
         try await b.engine.fetchChanges()

@@ -43,6 +43,10 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
         var fetchScope: SyncEngine.FetchChangesOptions.Scope?
         /// How many times the engine asked for fetch options.
         var optionRequests = 0
+        /// How many batches the device built for its engine.
+        var batchesBuilt = 0
+        /// Whether the device's batches are atomic by zone.
+        var atomic = false
         /// Deletion reasons of fetched zone deletions.
         var zoneDeletions: [Database.DatabaseChange.Deletion.Reason] = []
     }
@@ -200,6 +204,9 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
                     case .unknownItem:
                         m.notes[id]?.lastKnown = nil
                         again.append(.saveRecord(id))
+                    case .batchRequestFailed:
+                        // Innocent: another change of its atomic zone failed.
+                        again.append(.saveRecord(id))
                     default:
                         break
                     }
@@ -240,7 +247,8 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
         _ context: SyncEngine.SendChangesContext, syncEngine: SyncEngine
     ) async -> SyncEngine.RecordZoneChangeBatch? {
         let pending = syncEngine.state.pendingRecordZoneChanges.filter { context.options.scope.contains($0) }
-        return await SyncEngine.RecordZoneChangeBatch(pendingChanges: pending) { [self] id in
+        let atomic = model.withLock { $0.atomic }
+        var batch = await SyncEngine.RecordZoneChangeBatch(pendingChanges: pending) { [self] id in
             guard let note = model.withLock({ $0.notes[id] }) else {
                 // The note is gone: drop the stale change so that the send does not loop.
                 syncEngine.state.remove(pendingRecordZoneChanges: [.saveRecord(id)])
@@ -251,5 +259,8 @@ final class NotesDevice: SyncEngineDelegate, Sendable {
             record["modified"] = note.modified
             return record
         }
+        batch?.atomicByZone = atomic
+        if batch != nil { model.withLock { $0.batchesBuilt += 1 } }
+        return batch
     }
 }
