@@ -7,7 +7,10 @@ import Synchronization
 ///
 /// A container lives in a directory and is opened on behalf of a user — a
 /// name of your choosing that FogKit maps to a CloudKit-style user record ID —
-/// or of nobody, in which case only the public database can be read.
+/// or of nobody, in which case only the public database can be read. The signed-in user
+/// can change while the container is open (``signIn(as:)``, ``signOut()``), as on a device
+/// whose iCloud account changes; the container posts
+/// ``Foundation/Notification/Name/AccountChanged`` when it does.
 /// Container-level administration (indexes, backups, store information, integrity
 /// checks) is not a container's: it belongs to ``Container/Administrator``.
 ///
