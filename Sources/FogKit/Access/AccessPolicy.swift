@@ -283,6 +283,9 @@ struct AccessPolicy: Sendable {
         // The hot case of ``check(_:_:)``, decided before any request is built: building and
         // dropping one costs about 2,000 instructions per fetch (callgrind, W2a).
         if context.user != nil, context.scope == .private, !action.writes { return }
+        if let problem = context.accountProblem, context.scope != .public || action.writes || action == .currentUser {
+            throw problem.error(action == .currentUser ? "the current user" : "the \(context.scope) database")
+        }
         try decide(action, AccessRequest(caller: context.caller, scope: context.scope))
     }
 

@@ -48,7 +48,7 @@ extension Container {
 
     func checkUserLookup() throws(FogError) {
         if closed.isSet { throw FogError(.internalError, message: "the container is closed") }
-        try engine.access.check(.discoverUsers, AccessRequest(caller: Caller(user: userRecordName)))
+        try engine.access.check(.discoverUsers, in: privateCloudDatabase.context)
     }
 }
 

@@ -7,7 +7,10 @@ import Synchronization
 ///
 /// A container lives in a directory and is opened on behalf of a user — a
 /// name of your choosing that FogKit maps to a CloudKit-style user record ID —
-/// or of nobody, in which case only the public database can be read.
+/// or of nobody, in which case only the public database can be read. The signed-in user
+/// can change while the container is open (``signIn(as:)``, ``signOut()``), as on a device
+/// whose iCloud account changes; the container posts
+/// ``Foundation/Notification/Name/AccountChanged`` when it does.
 /// Container-level administration (indexes, backups, store information, integrity
 /// checks) is not a container's: it belongs to ``Container/Administrator``.
 ///
@@ -26,8 +29,6 @@ public final class Container: Sendable {
     public let containerIdentifier: String?
     /// The directory that holds the store.
     public let directory: URL
-    /// The identity the container was opened for, or `nil` for nobody.
-    public let userIdentity: String?
     /// The options the container was opened with, with the durability its commits get:
     /// the one it asked for, or a stronger one when another container or administrator
     /// of this process has the same directory open with a stronger one (commits of one
@@ -39,8 +40,13 @@ public final class Container: Sendable {
     let closed = ClosedFlag()
     /// The fault plan's state, shared by the three databases (see ``faultPlan``).
     let faults = FaultInjector()
-    /// The user's record name (`_` and 32 hex digits), or `nil` for nobody.
-    let userRecordName: String?
+    /// The signed-in account, shared by the three databases (see ``signIn(as:)``).
+    let account: Account
+    /// The streams of ``accountChanges``.
+    let accountWatchers = AccountWatchers()
+    /// The record name (`_` and 32 hex digits) of the signed-in user whose account is
+    /// usable, or `nil` for nobody (or a restricted or temporarily unavailable account).
+    var userRecordName: String? { account.current.usableRecordName }
 
     /// The public database: readable by everyone, writable by users.
     public let publicCloudDatabase: Database
@@ -80,7 +86,6 @@ public final class Container: Sendable {
         try configuration.validate()
         self.containerIdentifier = identifier
         self.directory = directory
-        self.userIdentity = user
         self.requestedConfiguration = configuration
         // The caller's kind is all opening asks the policy (only the administrator migrates).
         let engine = try StoreEngine(
@@ -89,20 +94,28 @@ public final class Container: Sendable {
             advisor: advisor
         )
         self.engine = engine
+        let account: Account
         do {
-            userRecordName = try user.map { try engine.users.userRecordName(for: $0) }
+            let recordName = try user.map { try engine.users.userRecordName(for: $0) }
+            account = Account(Account.State(identity: user, recordName: recordName, status: user == nil ? .noAccount : .available))
         } catch {
             engine.close()
             throw FogError.wrapping(error)
         }
+        self.account = account
         let closed = self.closed
         let faults = self.faults
+        let link = ContainerLink()
         publicCloudDatabase = Database(
-            scope: .public, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed, faults: faults)
+            scope: .public, engine: engine, account: account, configuration: configuration, closedFlag: closed, faults: faults,
+            link: link)
         privateCloudDatabase = Database(
-            scope: .private, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed, faults: faults)
+            scope: .private, engine: engine, account: account, configuration: configuration, closedFlag: closed, faults: faults,
+            link: link)
         sharedCloudDatabase = Database(
-            scope: .shared, engine: engine, user: userRecordName, configuration: configuration, closedFlag: closed, faults: faults)
+            scope: .shared, engine: engine, account: account, configuration: configuration, closedFlag: closed, faults: faults,
+            link: link)
+        link.set(self)
     }
 
     /// The database for `databaseScope`; the same instance as the matching property.
@@ -114,16 +127,14 @@ public final class Container: Sendable {
         }
     }
 
-    /// Whether the container has a user: ``AccountStatus/available`` or ``AccountStatus/noAccount``.
-    public func accountStatus() async throws -> AccountStatus {
-        userRecordName == nil ? .noAccount : .available
-    }
-
-    /// The user's record ID, in the default zone.
-    /// - Throws: ``FogError/Code/notAuthenticated`` when the container was opened on behalf of nobody.
+    /// The signed-in user's record ID, in the default zone.
+    /// - Throws: ``FogError/Code/notAuthenticated`` when nobody is signed in or the account
+    ///   is restricted; ``FogError/Code/accountTemporarilyUnavailable`` when it is
+    ///   temporarily unavailable.
     public func userRecordID() async throws -> Record.ID {
-        try engine.access.check(.currentUser, AccessRequest(caller: Caller(user: userRecordName), scope: .private))
-        return Record.ID(recordName: userRecordName ?? "")
+        let context = privateCloudDatabase.context
+        try engine.access.check(.currentUser, in: context)
+        return Record.ID(recordName: context.user ?? "")
     }
 
     /// Closes the container. The store closes once every container that opened
@@ -134,6 +145,9 @@ public final class Container: Sendable {
     /// A container is not closed when it is released, because its databases may
     /// outlive it (`let db = try Container(...).privateCloudDatabase`).
     public func close() {
-        if closed.set() { engine.close() }
+        if closed.set() {
+            engine.close()
+            accountWatchers.finish()
+        }
     }
 }

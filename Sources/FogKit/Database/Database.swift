@@ -12,7 +12,12 @@ public final class Database: Sendable, CustomStringConvertible {
     public let databaseScope: Scope
 
     let engine: StoreEngine
-    let context: DatabaseContext
+    /// The context without its account; ``context`` adds the account of the moment.
+    let baseContext: DatabaseContext
+    /// The container's signed-in account, which ``context`` reads once per call.
+    let account: Account
+    /// The container that made this database, while it exists.
+    let link: ContainerLink
     let limits: RequestLimits
     /// How queries treat missing indexes.
     let environment: Container.Environment
@@ -29,17 +34,30 @@ public final class Database: Sendable, CustomStringConvertible {
         if closedFlag.isSet { throw FogError(.internalError, message: "the container is closed") }
     }
 
+    /// Who is asking, and in which database: the context of one call, for the account
+    /// signed in now. Each call reads it once and passes it down, so that it acts for one
+    /// account from start to end (one lock, no allocation).
+    var context: DatabaseContext {
+        let state = account.current
+        var context = baseContext
+        context.user = state.usableRecordName
+        context.accountProblem = state.problem
+        return context
+    }
+
     init(
-        scope: Scope, engine: StoreEngine, user: String?, configuration: Container.Configuration, closedFlag: ClosedFlag,
-        faults: FaultInjector? = nil
+        scope: Scope, engine: StoreEngine, account: Account, configuration: Container.Configuration, closedFlag: ClosedFlag,
+        faults: FaultInjector? = nil, link: ContainerLink = ContainerLink()
     ) {
+        self.account = account
+        self.link = link
         self.databaseScope = scope
         self.closedFlag = closedFlag
         self.operationQueue = OperationQueue()
         operationQueue.name = "FogKit.Database.\(scope)"
         self.engine = engine
-        self.context = DatabaseContext(
-            scope: scope, user: user, tombstoneRetention: configuration.tombstoneRetention,
+        self.baseContext = DatabaseContext(
+            scope: scope, user: nil, tombstoneRetention: configuration.tombstoneRetention,
             notificationRetention: configuration.notificationRetention,
             feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode, faults: faults,
             quotas: StorageQuotas(
@@ -85,4 +103,15 @@ final class ClosedFlag: Sendable {
             return !value
         }
     }
+}
+
+/// A weak reference from a container's databases to the container, which owns them.
+final class ContainerLink: Sendable {
+    private struct Box: @unchecked Sendable { weak var container: Container? }
+    private let box = Mutex(Box())
+
+    /// The container, unless it was released.
+    var container: Container? { box.withLock { $0.container } }
+
+    func set(_ container: Container) { box.withLock { $0.container = container } }
 }

@@ -53,6 +53,10 @@ public struct FaultPlan: Sendable, Hashable, Codable {
         case fetchDatabaseChanges
         /// A zone's change feed.
         case fetchZoneChanges
+        /// The container's `accountStatus()`: an injected error makes
+        /// `accountStatus(completionHandler:)` report ``AccountStatus/couldNotDetermine`` with
+        /// the error. Only rules that name this kind match it (a rule for every kind does not).
+        case accountStatus
     }
 
     /// What a rule does to a request it fires on.
@@ -92,7 +96,8 @@ public struct FaultPlan: Sendable, Hashable, Codable {
     public struct Rule: Sendable, Hashable, Codable {
         /// What happens to a request the rule fires on.
         public var fault: Fault
-        /// The kinds of request it matches; empty for every kind.
+        /// The kinds of request it matches; empty for every kind (but
+        /// ``Request/accountStatus``, which a rule must name).
         public var requests: Set<Request>
         /// The databases it matches; `nil` for every database.
         public var databaseScopes: Set<Database.Scope>?

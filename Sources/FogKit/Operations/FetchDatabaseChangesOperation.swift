@@ -48,12 +48,13 @@ public final class FetchDatabaseChangesOperation: DatabaseOperation, @unchecked 
     }
 
     override func execute(in database: Database) {
+        let context = database.context
         var token = previousServerChangeToken
         while true {
             if isCancelled { return finish(with: cancellationError()) }
             let page: DatabaseChangePage
             do {
-                page = try database.engine.feeds.databaseChanges(since: token, limit: resultsLimit, context: database.context)
+                page = try database.engine.feeds.databaseChanges(since: token, limit: resultsLimit, context: context)
             } catch {
                 return finish(with: FogError.wrapping(error))
             }

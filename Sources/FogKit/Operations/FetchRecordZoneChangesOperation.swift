@@ -116,6 +116,7 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
     }
 
     override func execute(in database: Database) {
+        let context = database.context
         var partial: [AnyHashable: any Error] = [:]
         for zoneID in recordZoneIDs ?? [] {
             if isCancelled { return finish(with: cancellationError()) }
@@ -127,7 +128,7 @@ public final class FetchRecordZoneChangesOperation: DatabaseOperation, @unchecke
                 do {
                     page = try database.engine.feeds.zoneChanges(
                         zoneID, since: token, desiredKeys: configuration.desiredKeys, limit: configuration.resultsLimit,
-                        context: database.context)
+                        context: context)
                 } catch {
                     let e = FogError.wrapping(error)
                     partial[zoneID] = e

@@ -53,18 +53,19 @@ public final class FetchRecordsOperation: DatabaseOperation, @unchecked Sendable
     }
 
     override func execute(in database: Database) {
+        let context = database.context
         if fetchesCurrentUserRecord {
             do {
-                try database.engine.access.check(.currentUser, in: database.context)
+                try database.engine.access.check(.currentUser, in: context)
             } catch {
                 return finish(with: error)
             }
-            recordIDs = database.context.user.map { [Record.ID(recordName: $0)] } ?? []
+            recordIDs = context.user.map { [Record.ID(recordName: $0)] } ?? []
         }
         let ids = recordIDs ?? []
         let results: [(Record.ID, Result<Record, FogError>)]
         do {
-            results = try database.engine.reader.fetch(ids, desiredKeys: desiredKeys, context: database.context)
+            results = try database.engine.reader.fetch(ids, desiredKeys: desiredKeys, context: context)
         } catch {
             return finish(with: FogError.wrapping(error))
         }

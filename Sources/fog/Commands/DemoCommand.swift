@@ -1,6 +1,7 @@
 import ArgumentParser
 import FogKit
 import Foundation
+import Synchronization
 
 /// `fog demo`: a scripted session in the spirit of a notes app.
 struct DemoCommand: AsyncParsableCommand {
@@ -17,6 +18,9 @@ struct DemoCommand: AsyncParsableCommand {
             an Admin, bob is not. Then the photo app's subscriptions (seed 003): alice subscribes to \
             new posts and to the comments of one post she follows; bob posts and comments; \
             alice's listener receives exactly those (`fog watch --user alice` prints them). \
+            Then two of alice's devices, each with its own local note store and a SyncEngine, \
+            sync through her private database: a note made on one appears on the other, and \
+            offline edits of one note on both end in a conflict that the later edit wins. \
             Ends with `fog info`'s description.
             """)
 
@@ -114,9 +118,47 @@ struct DemoCommand: AsyncParsableCommand {
         try await shareDemo(admin: admin, alice: container, bob: bob, note: notes[0].recordID, other: notes[1].recordID)
         try await featureFlagDemo(admin: admin, alice: container, bob: bob)
         try await photoAppDemo(alice: container, bob: bob)
+        try await syncDemo(alice: container)
 
         print("")
         print(InfoCommand.render(try admin.storeInfo()), terminator: "")
+    }
+
+    /// Two of alice's devices, each a local note store with its own ``SyncEngine`` on her
+    /// private database: a note written on the phone reaches the laptop; both then edit it
+    /// offline, the phone's send conflicts, and the later edit wins on both.
+    private func syncDemo(alice: Container) async throws {
+        print("")
+        print("Two of alice's devices, each with its own local note store and a SyncEngine on her private database:")
+        let run = UUID().uuidString.prefix(8).lowercased()
+        let zoneID = RecordZone.ID(zoneName: "SyncedNotes")
+        let phone = DemoNoteStore(name: "phone", database: alice.privateCloudDatabase, zoneID: zoneID)
+        let laptop = DemoNoteStore(name: "laptop", database: alice.privateCloudDatabase, zoneID: zoneID)
+        let name = "trip-\(run)"
+        phone.write(name, "Pack for the trip")
+        try await phone.engine.sendChanges()
+        print("  phone writes \"Pack for the trip\" and sends it")
+        try await laptop.engine.fetchChanges()
+        print("  laptop fetches: \(describe(laptop, name))")
+        laptop.write(name, "Pack for the trip: passport!")
+        phone.write(name, "Pack for the trip: passport, charger")
+        print("  both edit the note offline; the phone's edit is the later one")
+        try await laptop.engine.sendChanges()
+        print("  laptop sends first")
+        do {
+            try await phone.engine.sendChanges()
+        } catch let error as FogError where error.code == .partialFailure {
+            for line in phone.log.withLock({ $0 }) { print("  \(line.replacingOccurrences(of: name, with: "the note"))") }
+        }
+        try await phone.engine.sendChanges()
+        try await laptop.engine.fetchChanges()
+        print("  after the phone's resend and the laptop's fetch:")
+        print("    phone:  \(describe(phone, name))")
+        print("    laptop: \(describe(laptop, name))")
+    }
+
+    private func describe(_ store: DemoNoteStore, _ name: String) -> String {
+        store.titles.first { $0.0 == name }.map { "\"\($0.1)\"" } ?? "(no note)"
     }
 
     /// Seed 003's photo app: alice subscribes (public database) to new posts and to the

@@ -9,8 +9,13 @@ import Foundation
 /// Who is asking, and in which database.
 struct DatabaseContext: Sendable {
     let scope: Database.Scope
-    /// The user record name of the container's user, or `nil` for nobody.
-    let user: String?
+    /// The user record name of the container's user, or `nil` for nobody (and for an
+    /// account that cannot be used: see ``accountProblem``).
+    var user: String?
+    /// Why the signed-in account cannot be used (restricted, temporarily unavailable), or
+    /// `nil`; then ``user`` is `nil` and the access policy answers with the problem's error
+    /// for everything but public reads.
+    var accountProblem: AccountProblem? = nil
     /// How long deletions stay in the zone change logs.
     var tombstoneRetention: TimeInterval = EngineDefaults.tombstoneRetention
     /// How long notifications stay for their listeners.

@@ -69,6 +69,7 @@ final class FaultInjector: Sendable {
         let fired: FaultPlan.Rule? = state.withLock { s in
             for (i, rule) in s.plan.rules.enumerated() {
                 guard rule.requests.isEmpty || rule.requests.contains(request) else { continue }
+                if request == .accountStatus, !rule.requests.contains(request) { continue }
                 if let scopes = rule.databaseScopes, !scopes.contains(scope) { continue }
                 if let ids = rule.zoneIDs, ids.isDisjoint(with: zoneSet) { continue }
                 if let types = rule.recordTypes {

@@ -156,6 +156,7 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     private func checkZoneRequest(
         saving zonesToSave: [RecordZone], deleting zoneIDsToDelete: [RecordZone.ID], context: DatabaseContext
     ) throws(FogError) -> FaultInjector.Injection? {
+        try access.check(.zoneModify, in: context)
         try access.check(
             .zoneModify, AccessRequest(caller: context.caller, scope: context.scope, zoneName: zonesToSave.first?.zoneID.zoneName))
         if let first = zoneIDsToDelete.first {

@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+
+/// The automatic work an engine has scheduled.
+struct ScheduledWork: Sendable {
+    var send: Task<Void, Never>?
+    var fetch: Task<Void, Never>?
+    /// The newest notification a scheduled fetch covers, acknowledged after it succeeds.
+    var notification: CloudNotification.ID?
+
+    mutating func cancelAll() {
+        send?.cancel()
+        fetch?.cancel()
+        send = nil
+        fetch = nil
+    }
+}
+
+extension SyncEngine {
+    /// The default ID of the database subscription an engine creates.
+    static func defaultSubscriptionID(for scope: Database.Scope) -> Subscription.ID { "FogKit.SyncEngine.\(scope)" }
+
+    /// Starts watching the account (always), and with automatic sync the database's
+    /// notifications, and sends what was left pending by the last run.
+    func startMonitoring() {
+        let accountChanges = server.accountChanges()
+        let account = Task { [weak self] in
+            // The net change since the state was saved.
+            await self?.checkAccount()
+            for await _ in accountChanges {
+                guard let self else { return }
+                await self.checkAccount()
+            }
+        }
+        monitors.withLock { $0["account"] = account }
+        guard automaticallySync else { return }
+        startListening()
+    }
+
+    /// Checks the account under the work lock (reporting a change), and with automatic sync
+    /// restarts listening and syncs when an account is there.
+    private func checkAccount() async {
+        let before = state.storage.userRecordName
+        let usable = try? await withWorkLock { await $0.reconcileAccount() }
+        guard automaticallySync, usable == true else { return }
+        if state.storage.userRecordName != before { startListening() }
+        if !state.storage.pendingDatabaseChanges.isEmpty || !state.storage.pendingRecordZoneChanges.isEmpty
+            || state.storage.hasPendingUntrackedChanges
+        {
+            scheduleSend(after: retry.sendDelay)
+        }
+    }
+
+    /// Runs `body` holding the work lock (not as a cancellable operation).
+    private func withWorkLock<R: Sendable>(_ body: @Sendable (SyncEngine) async -> R) async throws -> R {
+        await workLock.lock()
+        let result = await body(self)
+        await workLock.unlock()
+        return result
+    }
+
+    /// (Re)starts the task that saves the database subscription and fetches when its
+    /// notifications arrive.
+    func startListening() {
+        let task = Task { [weak self] in
+            guard let prepared = await self?.prepareListening() else { return }
+            let subscriptionID = prepared.1
+            var iterator = prepared.0.makeAsyncIterator()
+            while !Task.isCancelled {
+                guard let notification = try? await iterator.next() else { return }
+                guard let self else { return }
+                guard notification.databaseScope == self.database.databaseScope, notification.subscriptionID == subscriptionID else {
+                    continue
+                }
+                self.scheduleFetch(after: self.retry.fetchDelay, notification: notification.notificationID)
+            }
+        }
+        let previous = monitors.withLock { m in
+            defer { m["notifications"] = task }
+            return m["notifications"]
+        }
+        previous?.cancel()
+    }
+
+    /// Saves the database subscription (once per account) and opens the notification stream.
+    private func prepareListening() async -> (Container.Notifications, Subscription.ID)? {
+        do {
+            let ready: Bool = try await withWorkLock { await $0.reconcileAccount() }
+            guard ready else { return nil }
+            var subscriptionID = state.storage.subscriptionID
+            if subscriptionID == nil || (configuredSubscriptionID != nil && configuredSubscriptionID != subscriptionID) {
+                let saved = try await withRetries {
+                    try await server.ensureDatabaseSubscription(
+                        id: configuredSubscriptionID, defaultID: Self.defaultSubscriptionID(for: database.databaseScope))
+                }
+                subscriptionID = saved
+                state.update { $0.subscriptionID = saved }
+                await events.post(.stateUpdate(Event.StateUpdate(stateSerialization: state.serialization())))
+            }
+            guard let subscriptionID else { return nil }
+            return (try server.notifications(listener: state.storage.listener), subscriptionID)
+        } catch {
+            // Try again later (no account yet, or the server is unreachable).
+            scheduleListeningRetry()
+            return nil
+        }
+    }
+
+    private func scheduleListeningRetry() {
+        let delay = retry.scheduledRetryDelay
+        let task = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(delay))
+            if Task.isCancelled { return }
+            self?.startListening()
+        }
+        monitors.withLock { $0["listeningRetry"] = task }
+    }
+
+    /// Schedules a send after `delay` seconds, unless one is scheduled (automatic sync only).
+    func scheduleSend(after delay: Double) {
+        guard automaticallySync else { return }
+        scheduled.withLock { work in
+            guard work.send == nil else { return }
+            work.send = Task { [weak self] in
+                try? await Task.sleep(for: .seconds(delay))
+                guard !Task.isCancelled, let self else { return }
+                self.scheduled.withLock { $0.send = nil }
+                do {
+                    try await self.runWork { try await $0.send(SendChangesOptions(), reason: .scheduled) }
+                } catch let error as FogError where error.code != .operationCancelled {
+                    // Transient failures stay pending: try again later.
+                    if !self.state.storage.pendingRecordZoneChanges.isEmpty || !self.state.storage.pendingDatabaseChanges.isEmpty {
+                        let retryAfter =
+                            (error.partialErrorsByItemID?.values.compactMap { ($0 as? FogError)?.retryAfterSeconds }.max())
+                            ?? error.retryAfterSeconds
+                        if SyncRetryPolicy.keepsPending(error.code) || error.code == .partialFailure {
+                            self.scheduleSend(after: max(retryAfter ?? 0, self.retry.scheduledRetryDelay))
+                        }
+                    }
+                } catch {}
+            }
+        }
+    }
+
+    /// Schedules a fetch after `delay` seconds, unless one is scheduled (automatic sync
+    /// only); `notification` is acknowledged once a fetch after it succeeded.
+    func scheduleFetch(after delay: Double, notification: CloudNotification.ID? = nil) {
+        guard automaticallySync else { return }
+        scheduled.withLock { work in
+            if let notification { work.notification = max(work.notification ?? notification, notification) }
+            guard work.fetch == nil else { return }
+            work.fetch = Task { [weak self] in
+                try? await Task.sleep(for: .seconds(delay))
+                guard !Task.isCancelled, let self else { return }
+                let covered = self.scheduled.withLock { w in
+                    defer {
+                        w.fetch = nil
+                        w.notification = nil
+                    }
+                    return w.notification
+                }
+                do {
+                    try await self.runWork { try await $0.fetch(FetchChangesOptions(), reason: .scheduled) }
+                    if let covered {
+                        try? await self.server.acknowledgeNotifications(through: covered, listener: self.state.storage.listener)
+                    }
+                } catch let error as FogError where error.code != .operationCancelled {
+                    self.scheduleFetch(after: max(error.retryAfterSeconds ?? 0, self.retry.scheduledRetryDelay), notification: covered)
+                } catch {}
+            }
+        }
+    }
+}
