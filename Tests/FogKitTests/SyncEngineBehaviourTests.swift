@@ -100,7 +100,8 @@ import Testing
         let c = NotesDevice("C", database: container.privateCloudDatabase)
         try c.start(automaticallySync: true, subscriptionID: "notes-changes")
         var saved: Subscription?
-        let deadline = Date().addingTimeInterval(30)
+        // Generous: in a full parallel test run the engine's task waits behind many others.
+        let deadline = Date().addingTimeInterval(120)
         while saved == nil, Date() < deadline {
             saved = try? await container.privateCloudDatabase.subscription(for: "notes-changes")
             if saved == nil { try await Task.sleep(for: .milliseconds(20)) }

@@ -40,11 +40,11 @@ import Testing
         #expect(state.pendingDatabaseChanges == [.saveZone(RecordZone(zoneName: "Y"))])
     }
 
-    @Test func theSerializationRoundTripsThroughJSON() throws {
+    @Test func theSerializationRoundTripsThroughJSON() async throws {
         state.add(pendingRecordZoneChanges: [.saveRecord(id("a")), .deleteRecord(id("b"))])
         state.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneName: "Z")), .deleteZone(RecordZone.ID(zoneName: "Old"))])
         state.hasPendingUntrackedChanges = true
-        #expect(eventuallySaved())
+        #expect(await eventually { savedWithUntrackedChanges() })
         let data = try #require(device.model.withLock { $0.persisted.state })
         let decoded = try JSONDecoder().decode(SyncEngine.State.Serialization.self, from: data)
         var configuration = SyncEngine.Configuration(database: device.database, stateSerialization: decoded, delegate: device)
@@ -57,19 +57,14 @@ import Testing
     }
 
     /// Whether the device persisted a state holding the untracked flag (the app's changes
-    /// are reported asynchronously).
-    private func eventuallySaved() -> Bool {
-        for _ in 0..<1500 {
-            if let data = device.model.withLock({ $0.persisted.state }),
-                let decoded = try? JSONDecoder().decode(SyncEngine.State.Serialization.self, from: data),
-                String(decoding: (try? JSONEncoder().encode(decoded)) ?? Data(), as: UTF8.self).contains(
-                    "\"hasPendingUntrackedChanges\":true")
-            {
-                return true
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return false
+    /// are reported asynchronously, so callers poll with ``eventually(timeout:_:)``, which
+    /// sleeps without holding a thread the engine's tasks need).
+    private func savedWithUntrackedChanges() -> Bool {
+        guard let data = device.model.withLock({ $0.persisted.state }),
+            let decoded = try? JSONDecoder().decode(SyncEngine.State.Serialization.self, from: data)
+        else { return false }
+        return String(decoding: (try? JSONEncoder().encode(decoded)) ?? Data(), as: UTF8.self).contains(
+            "\"hasPendingUntrackedChanges\":true")
     }
 
     @Test func batchesFromPendingChangesStayWithinTheLimits() async throws {

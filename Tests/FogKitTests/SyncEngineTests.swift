@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// Waits until `condition` holds, polling, for at most `timeout` seconds; returns whether it did.
-func eventually(timeout: Double = 30, _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
