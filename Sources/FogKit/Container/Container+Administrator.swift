@@ -52,7 +52,8 @@ extension Container {
             self.requestedConfiguration = configuration
             engine = try StoreEngine(
                 directory: configuration.environment.storeDirectory(in: directory), identifier: identifier,
-                durability: configuration.durability.storage, caller: .administrator)
+                durability: configuration.durability.storage, caller: .administrator,
+                encryptionKey: configuration.encryptionKey)
         }
 
         /// A container on the same store for `user` (`nil` for nobody), with the

@@ -117,6 +117,19 @@ extension Container {
         /// CloudKit charges public records to the app's container quota. Checked as
         /// ``userStorageQuota`` is.
         public var publicStorageQuota: Int? = nil
+        /// The 32-byte AES-256 key of the container's encrypted fields
+        /// (``Record/encryptedValues``), or `nil` (the default) for the key file.
+        ///
+        /// Without a key, FogKit makes a random one the first time a value is encrypted and
+        /// keeps it in the file `encryption.key` in the store's directory (beside `data.mdb`,
+        /// mode 0600), which every later opening reads. That protects a copy of `data.mdb`
+        /// alone (a backup of the data file, a file sent for support), not a copy of the whole
+        /// folder, nor against anyone who can read the folder. Supply a key kept elsewhere (a
+        /// keychain, a secrets manager) to protect against that; the store then never reads or
+        /// writes the key file. A value saved under one key and read under another fails the
+        /// read with ``FogError/Code/badContainer``, naming the field. Not stored: every
+        /// opening must give the same key.
+        public var encryptionKey: Data? = nil
 
         /// 7 days.
         public static let defaultNotificationRetention: TimeInterval = EngineDefaults.notificationRetention
@@ -160,6 +173,10 @@ extension Container.Configuration {
             if let quota, quota < 0 {
                 throw FogError(.invalidArguments, message: "\(name) is \(quota); it must be 0 or more bytes, or nil for none")
             }
+        }
+        if let encryptionKey, encryptionKey.count != 32 {
+            throw FogError(
+                .invalidArguments, message: "encryptionKey is \(encryptionKey.count) bytes; an AES-256 key is 32 bytes")
         }
         guard maximumAssetSize > 0 else {
             throw FogError(.invalidArguments, message: "maximumAssetSize is \(maximumAssetSize); it must be 1 or more bytes")

@@ -91,7 +91,7 @@ public final class Container: Sendable {
         let engine = try StoreEngine(
             directory: configuration.environment.storeDirectory(in: directory), identifier: identifier,
             durability: configuration.durability.storage, caller: Caller(user: user),
-            advisor: advisor
+            advisor: advisor, encryptionKey: configuration.encryptionKey
         )
         self.engine = engine
         let account: Account

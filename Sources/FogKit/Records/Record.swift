@@ -229,14 +229,16 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// The keys that hold values.
+    /// The keys that hold values, sorted; the encrypted fields are not among them
+    /// (``EncryptedValues/allKeys()`` lists those).
     public func allKeys() -> [FieldKey] {
-        state.withLock { $0.keys.sorted() }
+        state.withLock { $0.keys }.filter { !Record.isEncryptedKey($0) }.sorted()
     }
 
-    /// The keys set or removed since the record was fetched or saved.
+    /// The keys set or removed since the record was fetched or saved; the encrypted fields'
+    /// are in ``EncryptedValues/changedKeys()``.
     public func changedKeys() -> [FieldKey] {
-        state.withLock { $0.changedKeys }
+        state.withLock { $0.changedKeys }.filter { !Record.isEncryptedKey($0) }
     }
 
     /// Every whitespace-separated token of the record's string fields.
@@ -244,7 +246,7 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         let values = state.withLock { $0.values }
         do {
             var tokens: [String] = []
-            for key in values.keys.sorted() {
+            for key in values.keys.sorted() where !Record.isEncryptedKey(key) {
                 switch values[key] {
                 case .string(let s): tokens += s.split(whereSeparator: \.isWhitespace).map(String.init)
                 case .stringList(let list):
@@ -268,7 +270,10 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     public var description: String {
         let s = state.withLock { $0 }
         let values = s.values
-        let fields = values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: ", ")
+        // Encrypted fields are shown by key only.
+        let fields = values.keys.sorted().map {
+            Record.isEncryptedKey($0) ? "\($0)=<encrypted>" : "\($0)=\(values[$0]!)"
+        }.joined(separator: ", ")
         return "<Record \(recordType) \(recordID.recordName) tag=\(s.system.recordChangeTag ?? "nil") {\(fields)}>"
     }
 }

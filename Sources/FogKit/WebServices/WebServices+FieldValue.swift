@@ -15,6 +15,9 @@ extension WebServices {
         public var value: Value?
         /// The type name; `nil` only for `{}`.
         public var type: FieldType?
+        /// `true` for a field of the record's ``Record/encryptedValues`` (CloudKit Web
+        /// Services' `"isEncrypted": true`), whose value is given in plain; `nil` otherwise.
+        public var isEncrypted: Bool?
 
         /// Creates a field-value dictionary; `type` defaults to the value's own.
         public init(value: Value, type: FieldType? = nil) {
@@ -31,6 +34,7 @@ extension WebServices {
         /// Decodes a field-value dictionary (see the type's description).
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
+            isEncrypted = try c.decodeIfPresent(Bool.self, forKey: .isEncrypted)
             var type: FieldType?
             if let name = try c.decodeIfPresent(String.self, forKey: .type) {
                 guard let known = FieldType(name: name) else {
@@ -72,6 +76,7 @@ extension WebServices {
             var c = encoder.container(keyedBy: CodingKeys.self)
             if let value { try value.encode(to: c.superEncoder(forKey: .value)) }
             try c.encodeIfPresent(type, forKey: .type)
+            if isEncrypted == true { try c.encode(true, forKey: .isEncrypted) }
         }
     }
 

@@ -82,7 +82,13 @@ extension WebServices {
         private mutating func field(_ field: FieldValueDictionary, path: String) throws(FormatError) {
             byte(UInt8(ascii: "{"))
             var comma = false
+            // Keys in sorted order, as the encoder writes them.
+            if field.isEncrypted == true {
+                raw("\"isEncrypted\":true")
+                comma = true
+            }
             if let type = field.type {
+                if comma { byte(UInt8(ascii: ",")) }
                 raw("\"type\":\"")
                 raw(type.rawValue)
                 byte(UInt8(ascii: "\""))

@@ -141,6 +141,14 @@ extension WebServices.RecordDictionary {
             guard let value = record.fieldValue(forKey: key) else { continue }
             fields[key] = try WebServices.FieldValueDictionary(value, field: "fields.\(key).value", locate: locate)
         }
+        // Encrypted fields in plain, flagged `isEncrypted` (a key is never both kinds).
+        let encrypted = record.encryptedValues
+        for key in encrypted.allKeys() {
+            guard let value = encrypted.fieldValue(forKey: key) else { continue }
+            var dictionary = try WebServices.FieldValueDictionary(value, field: "fields.\(key).value", locate: locate)
+            dictionary.isEncrypted = true
+            fields[key] = dictionary
+        }
         self.init(
             recordName: record.recordID.recordName, recordType: record.recordType, recordChangeTag: record.recordChangeTag,
             fields: fields,
@@ -187,7 +195,8 @@ extension Record {
                 continue
             }
             if zone != ownZone { value = Self.moving(value, from: ownZone.zoneName, to: zone) }
-            values[key] = value
+            // A field flagged `isEncrypted` is one of the record's encrypted values.
+            values[field.isEncrypted == true ? Record.encryptedKey(key) : key] = value
         }
         self.init(recordType: type, recordID: ID(recordName: dictionary.recordName, zoneID: zone))
         let parent = dictionary.parent.map { Reference(recordID: ID(recordName: $0.recordName, zoneID: zone), action: .none) }

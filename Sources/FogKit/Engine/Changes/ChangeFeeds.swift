@@ -116,7 +116,8 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
             var count = 0
             var last: (Int64, Int64)?
             var covered: [String: Bool] = [:]
-            let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names))
+            let table = FieldNameTable(
+                zoneID: zoneID, assetDirectory: assetDirectory, selection: try FieldSelection(wanted, names: &names), cipher: core.cipher)
             var arena = FieldArenaWriter(expectedRecords: limit)
             // The public database's feed leaves out the records the caller may not read.
             var roles = context.scope == .public ? try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names) : nil

@@ -46,9 +46,10 @@ final class Engine<Store: KeyValueStore>: Sendable {
     /// containers it makes).
     init(
         directory: URL, identifier: String, durability: StorageDurability, caller: Caller,
-        advisor: IndexAdvisor = IndexAdvisor()
+        advisor: IndexAdvisor = IndexAdvisor(), encryptionKey: Data? = nil
     ) throws {
-        let core = try EngineCore<Store>(directory: directory, identifier: identifier, durability: durability)
+        let core = try EngineCore<Store>(
+            directory: directory, identifier: identifier, durability: durability, encryptionKey: encryptionKey)
         self.core = core
         records = RecordStore(core: core)
         changes = ChangeLog(core: core)

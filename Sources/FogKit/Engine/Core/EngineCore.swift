@@ -13,6 +13,8 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
     let shared: SharedStoreState
     private let released = Mutex(false)
     let durability: StorageDurability
+    /// Encrypts and decrypts the values of encrypted fields (``Record/encryptedValues``).
+    let cipher: FieldCipher
 
     /// The interned names and fixed field types, shared by every engine on the store.
     var names: NameCache { shared.names }
@@ -36,8 +38,9 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
 
     /// Opens (or creates) the store in `directory` and reads or writes its format version,
     /// incarnation and identifier. The caller closes the store when a later step fails.
-    init(directory: URL, identifier: String, durability: StorageDurability) throws {
+    init(directory: URL, identifier: String, durability: StorageDurability, encryptionKey: Data? = nil) throws {
         self.directory = directory
+        self.cipher = FieldCipher(directory: directory, suppliedKey: encryptionKey)
         self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
         self.durability = durability
         // An existing file must already be a FogKit store: opening it creates nothing.

@@ -46,7 +46,9 @@ struct NameWriter<Store: KeyValueStore> {
         if try resolver.fieldType(type: typeID, field: fieldID) != nil { return }
         let key = Layout.fieldTypeKey(type: typeID, field: fieldID)
         let declared = try transaction.value(forKey: key, in: core.schema).map { try FieldDeclaration($0) }
-        let declaration = declared?.saved(as: type) ?? FieldDeclaration(type: type)
+        // An encrypted field (kept under its stored name) is declared `ENCRYPTED`.
+        let declaration =
+            declared?.saved(as: type) ?? FieldDeclaration(type: type, flags: Record.isEncryptedKey(field) ? .encrypted : [])
         try transaction.put(declaration.encoded, forKey: key, in: core.schema)
         resolver.remember(NameCache.FieldTypeKey(type: typeID, field: fieldID), type)
     }

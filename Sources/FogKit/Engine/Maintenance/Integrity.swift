@@ -117,6 +117,16 @@ extension Maintenance {
                         let fixed = try names.fieldType(type: typeID, field: fieldID)
                         // A field an import removed keeps its type for the values records hold.
                         let retired = try fixed == nil ? self.catalog.declaration(type: typeID, field: fieldID, txn: txn) : nil
+                        if Record.isEncryptedKey(key) {
+                            // An encrypted field holds the sealed box as bytes; its declared type
+                            // is that of the value sealed in it.
+                            if value.fieldType != .bytes || (fixed == nil && retired?.isRetired != true) {
+                                problem(
+                                    "encrypted field \(key) of \(stored.recordName) holds \(value.fieldType.name), the schema says \(fixed?.name ?? "nothing")"
+                                )
+                            }
+                            continue
+                        }
                         if fixed != value.fieldType, retired.map({ $0.isRetired && $0.type == value.fieldType }) != true {
                             problem(
                                 "field \(key) of \(stored.recordName) holds \(value.fieldType.name), the schema says \(fixed?.name ?? "nothing")"

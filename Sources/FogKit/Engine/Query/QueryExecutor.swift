@@ -252,7 +252,7 @@ struct QueryRun<Store: KeyValueStore> {
         self.names = names
         table = FieldNameTable(
             zoneID: zoneID, assetDirectory: executor.assetDirectory,
-            selection: try FieldSelection(desiredKeys.map(Set.init), names: &self.names))
+            selection: try FieldSelection(desiredKeys.map(Set.init), names: &self.names), cipher: executor.core.cipher)
         arena = FieldArenaWriter(expectedRecords: limit)
         var ids: [String: Int64] = [:]
         for field in prepared.readFields {

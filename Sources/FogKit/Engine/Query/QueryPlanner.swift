@@ -70,8 +70,20 @@ extension QueryExecutor {
         let typeID = try names.id(query.recordType)
         var resolver = names
         let analysis = try QueryAnalysis.analyze(query.predicate.node, order: requested) { field in
-            guard let typeID, let fieldID = try resolver.id(field) else { return nil }
-            return try resolver.fieldType(type: typeID, field: fieldID)
+            guard let typeID else { return nil }
+            if let fieldID = try resolver.id(field), let type = try resolver.fieldType(type: typeID, field: fieldID) { return type }
+            // A field of no plain type may be an encrypted one, which is never indexed nor
+            // compared (reference §3.7).
+            if let encryptedID = try resolver.id(Record.encryptedKey(field)),
+                try resolver.fieldType(type: typeID, field: encryptedID) != nil
+            {
+                throw FogError(
+                    .invalidArguments,
+                    message:
+                        "field '\(field)' of record type \(query.recordType) is encrypted: encrypted fields cannot be used in predicates or sort descriptors"
+                )
+            }
+            return nil
         }
         names = resolver
         // An index still being built is not used: the query runs as if it did not exist.

@@ -13,6 +13,9 @@ struct ClientRecord: Sendable {
     let parent: Record.Reference?
     let parentChanged: Bool
     let changeTag: String?
+    /// The type of each encrypted field's value before it was sealed (by stored name): its
+    /// values are `bytes` from ``RecordWriter/prepareModify`` on.
+    var encryptedTypes: [String: FieldType] = [:]
 
     init(_ record: Record) {
         let state = record.state.withLock { $0 }

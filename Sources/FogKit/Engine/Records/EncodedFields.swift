@@ -23,11 +23,18 @@ final class FieldNameTable: @unchecked Sendable {
     let assetDirectory: URL
     /// The fields the request returns (its desired keys).
     let selection: FieldSelection
+    /// Decrypts the encrypted fields of the request's records.
+    let cipher: FieldCipher
+    /// Whether a registered name is an encrypted field's (``Record/isEncryptedKey(_:)``):
+    /// only then do records of the request look for fields to decrypt. Written with the
+    /// names (see ``entries``).
+    @exclusivity(unchecked) private(set) var holdsEncryptedNames = false
 
-    init(zoneID: RecordZone.ID, assetDirectory: URL, selection: FieldSelection) {
+    init(zoneID: RecordZone.ID, assetDirectory: URL, selection: FieldSelection, cipher: FieldCipher) {
         self.zoneID = zoneID
         self.assetDirectory = assetDirectory
         self.selection = selection
+        self.cipher = cipher
     }
 
     /// Makes sure the name of `id` is known; `expected` sizes the table on first use.
@@ -39,6 +46,7 @@ final class FieldNameTable: @unchecked Sendable {
             for entry in entries where entry.id == id { return }
         }
         let name = try resolver.name(id)
+        if Record.isEncryptedKey(name) { holdsEncryptedNames = true }
         if entries.isEmpty { entries.reserveCapacity(max(expected, 4)) }
         entries.append((id, name))
         if entries.count == 17 {

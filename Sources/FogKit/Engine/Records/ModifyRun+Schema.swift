@@ -31,7 +31,8 @@ extension ModifyRun {
         guard !newFields.isEmpty else { return }
         let typeID = try names.intern(recordType)
         var changes: [String: IndexOptions] = [:]
-        for (key, type) in newFields {
+        // Encrypted fields are never indexed (reference §3.7).
+        for (key, type) in newFields where !Record.isEncryptedKey(key) {
             let options = SchemaCatalog<Store>.defaultIndexes(for: type)
             guard !options.isEmpty else { continue }
             let fieldID = try names.intern(key)

@@ -314,7 +314,7 @@ struct ModifyRun<Store: KeyValueStore> {
             else { return item }
             var item = item
             item.preError = FogError(
-                .serverRecordChanged, message: e.message, serverRecord: makeRecord(existing.record, zoneID: c.recordID.zoneID),
+                .serverRecordChanged, message: e.message, serverRecord: try makeRecord(existing.record, zoneID: c.recordID.zoneID),
                 clientRecord: c.record)
             return item
         }
@@ -450,7 +450,10 @@ struct ModifyRun<Store: KeyValueStore> {
         }
         var newTypes: [(String, FieldType)] = []
         for key in values.keys.sorted() {
-            let type = values[key]!.fieldType
+            // An encrypted field is typed by the value it seals (its stored value is bytes).
+            let encrypted = Record.isEncryptedKey(key)
+            let shown = encrypted ? Record.plainKey(ofEncrypted: key) : key
+            let type = encrypted ? (client.encryptedTypes[key] ?? values[key]!.fieldType) : values[key]!.fieldType
             let pendingKey = PendingPlans.FieldKey(recordType: client.recordType, field: key)
             var fixed = pending.fieldTypes[pendingKey]
             if fixed == nil { fixed = try fogTry { try names.fieldType(recordType: client.recordType, field: key) } }
@@ -459,10 +462,23 @@ struct ModifyRun<Store: KeyValueStore> {
                     throw FogError(
                         .invalidArguments,
                         message:
-                            "field '\(key)' of record type \(client.recordType) holds \(fixed.name) values; cannot save a \(type.name) in record \(name)"
+                            "field '\(shown)' of record type \(client.recordType) holds \(fixed.name) values; cannot save a \(type.name) in record \(name)"
                     )
                 }
             } else {
+                // A key names either a plain or an encrypted field of a record type, never both
+                // (the schema keeps an encrypted field under its stored name).
+                let other = encrypted ? Record.plainKey(ofEncrypted: key) : Record.encryptedKey(key)
+                if let otherDeclared = try fogTry({ try declaration(recordType: client.recordType, field: other) }),
+                    !otherDeclared.isRetired
+                {
+                    throw FogError(
+                        .invalidArguments,
+                        message: encrypted
+                            ? "field '\(other)' of record type \(client.recordType) is a plain field; cannot save it through encryptedValues in record \(name)"
+                            : "field '\(key)' of record type \(client.recordType) is an encrypted field; save it through encryptedValues in record \(name)"
+                    )
+                }
                 // A field the schema declares `NUMBER` without a representation yet takes
                 // the first number saved; a field the schema lacks is created (development).
                 if let declared = try fogTry({ try declaration(recordType: client.recordType, field: key) }) {
@@ -470,14 +486,14 @@ struct ModifyRun<Store: KeyValueStore> {
                         throw FogError(
                             .invalidArguments,
                             message:
-                                "field '\(key)' of record type \(client.recordType) is declared \(declared.dataType); cannot save a \(type.name) in record \(name)"
+                                "field '\(shown)' of record type \(client.recordType) is declared \(declared.dataType); cannot save a \(type.name) in record \(name)"
                         )
                     }
                 } else if production {
                     throw FogError(
                         .invalidArguments,
                         message:
-                            "Cannot create new field '\(key)' in production schema: record type \(client.recordType) has no such field (record \(name))"
+                            "Cannot create new field '\(shown)' in production schema: record type \(client.recordType) has no such field (record \(name))"
                     )
                 }
                 newTypes.append((key, type))
@@ -628,20 +644,27 @@ struct ModifyRun<Store: KeyValueStore> {
         return (row, record)
     }
 
-    private func makeRecord(_ stored: StoredRecord, zoneID: RecordZone.ID) -> Record {
-        stored.makeRecord(zoneID: zoneID, assetDirectory: writer.assetDirectory)
+    private func makeRecord(_ stored: StoredRecord, zoneID: RecordZone.ID) throws(FogError) -> Record {
+        guard stored.values.keys.contains(where: Record.isEncryptedKey) else {
+            return stored.makeRecord(zoneID: zoneID, assetDirectory: writer.assetDirectory)
+        }
+        // The client gets its encrypted fields decrypted, as a fetch returns them.
+        var decrypted = stored
+        try writer.core.cipher.openAll(&decrypted.values, recordName: stored.recordName)
+        return decrypted.makeRecord(zoneID: zoneID, assetDirectory: writer.assetDirectory)
     }
 
     /// The stored record as a conflict error returns it.
     private func serverRecord(_ existing: EncodedRecord, zoneID: RecordZone.ID) throws(FogError) -> Record {
-        makeRecord(try fogTry { try existing.decoded() }, zoneID: zoneID)
+        try makeRecord(try fogTry { try existing.decoded() }, zoneID: zoneID)
     }
 
     /// The record an update returns, from its new encoding: its fields stay encoded until
     /// read, as a fetched record's do.
     private mutating func makeRecord(encoded bytes: [UInt8], id: Record.ID) throws -> Record {
         if resultTable?.zoneID != id.zoneID {
-            resultTable = FieldNameTable(zoneID: id.zoneID, assetDirectory: writer.assetDirectory, selection: .all)
+            resultTable = FieldNameTable(
+                zoneID: id.zoneID, assetDirectory: writer.assetDirectory, selection: .all, cipher: writer.core.cipher)
         }
         let table = resultTable!
         return try bytes.withUnsafeBytes { buffer in
@@ -721,7 +744,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 try linkShare(stored.recordName, toRoot: root, zone: zone, zoneID: zoneID)
             }
             if p.existing != nil { return try makeRecord(encoded: bytes, id: p.client.recordID) }
-            return makeRecord(stored, zoneID: zoneID)
+            return try makeRecord(stored, zoneID: zoneID)
         }
     }
 

@@ -19,7 +19,14 @@ struct FieldSelection {
             ids = nil
             return
         }
-        ids = try keys.compactMap { try names.id($0) }
+        // A key selects the plain field and the encrypted field of that name (a record has
+        // at most one of them).
+        var ids: [Int64] = []
+        for key in keys {
+            if let id = try names.id(key) { ids.append(id) }
+            if let id = try names.id(Record.encryptedKey(key)) { ids.append(id) }
+        }
+        self.ids = ids
     }
 
     @inline(__always)

@@ -53,7 +53,8 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
             // Most requests read one zone: remember the last one before hashing.
             var lastZone: (id: RecordZone.ID, zone: Result<ZoneInfo?, FogError>)?
             // One name table per zone: the records of a request share their field names.
-            var tables = FetchNameTables(shared: sharedTable, selection: selection, assetDirectory: assetDirectory)
+            var tables = FetchNameTables(
+                shared: sharedTable, selection: selection, assetDirectory: assetDirectory, cipher: core.cipher)
             defer { tables.publish() }
             var arena = FieldArenaWriter(expectedRecords: ids.count)
             // The public database's security roles, asked of every record fetched.
@@ -138,11 +139,13 @@ struct FetchNameTables {
     private let shared: SharedNameTable
     private let selection: FieldSelection
     private let assetDirectory: URL
+    private let cipher: FieldCipher
     private var current: FieldNameTable?
     /// Whether ``current`` came from ``shared`` (and must not be written).
     private var currentIsShared = false
 
-    init(shared: SharedNameTable, selection: FieldSelection, assetDirectory: URL) {
+    init(shared: SharedNameTable, selection: FieldSelection, assetDirectory: URL, cipher: FieldCipher) {
+        self.cipher = cipher
         self.shared = shared
         self.selection = selection
         self.assetDirectory = assetDirectory
@@ -156,7 +159,7 @@ struct FetchNameTables {
             currentIsShared = true
             return last
         }
-        let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: selection)
+        let table = FieldNameTable(zoneID: zoneID, assetDirectory: assetDirectory, selection: selection, cipher: cipher)
         current = table
         currentIsShared = false
         return table

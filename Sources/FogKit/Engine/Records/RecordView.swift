@@ -318,7 +318,8 @@ extension RecordView {
             // they are read whatever the desired keys, from a view that checks every field.
             var values: [String: FieldValue] = [:]
             if count > 0 {
-                let everything = FieldNameTable(zoneID: zoneID, assetDirectory: table.assetDirectory, selection: .all)
+                let everything = FieldNameTable(
+                    zoneID: zoneID, assetDirectory: table.assetDirectory, selection: .all, cipher: table.cipher)
                 values = try EncodedFields(RecordView(buffer, checking: .all), table: everything, arena: &arena, names: &names).allValues()
                 if let wanted = table.selection.ids {
                     var keep = Share.internalKeys
@@ -332,6 +333,15 @@ extension RecordView {
             return Record(recordType: recordType, recordID: recordID, values: [:], parent: parent, system: system)
         }
         let encoded = try EncodedFields(self, table: table, arena: &arena, names: &names)
+        if table.holdsEncryptedNames {
+            // Encrypted fields are decrypted here, once, so that a wrong key fails the read
+            // (a field read later could not throw); the record keeps decoded values.
+            var values = encoded.allValues()
+            if values.keys.contains(where: Record.isEncryptedKey) {
+                try table.cipher.openAll(&values, recordName: recordID.recordName)
+                return Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system)
+            }
+        }
         if encoded.hasAssets {
             // An `Asset` is a class: decoded once, every read returns the same instance.
             return Record(recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent, system: system)

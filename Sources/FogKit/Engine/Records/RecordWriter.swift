@@ -169,7 +169,8 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             do throws(FogError) {
                 if let error = repeated(client.recordID) { throw error }
                 try validate(client)
-                let size = RecordCodec.countedSize(of: client.values)
+                try sealEncryptedFields(&clients[i], scope: context.scope)
+                let size = RecordCodec.countedSize(of: clients[i].values)
                 totalBytes += size
                 guard size <= Validation.maximumRecordSize else {
                     throw FogError(
@@ -252,9 +253,11 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         try Validation.zoneName(client.recordID.zoneID.zoneName, allowDefault: true)
         // A share's reserved keys come from the share itself; its system fields are its own.
         func isShareKey(_ key: String) -> Bool { isShare && (Share.internalKeys.contains(key) || Share.systemFieldKeys.contains(key)) }
-        for key in client.changedKeys where !isShareKey(key) { try Validation.fieldKey(key) }
+        // An encrypted field's stored name is checked as the client's key it holds.
+        func clientKey(_ key: String) -> String { Record.isEncryptedKey(key) ? Record.plainKey(ofEncrypted: key) : key }
+        for key in client.changedKeys where !isShareKey(key) { try Validation.fieldKey(clientKey(key)) }
         for (key, value) in client.values {
-            if !isShareKey(key) { try Validation.fieldKey(key) }
+            if !isShareKey(key) { try Validation.fieldKey(clientKey(key)) }
             try Validation.value(value, key: key, zoneID: client.recordID.zoneID)
         }
         if let parent = client.parent {
@@ -268,6 +271,43 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
                 throw FogError(.invalidArguments, message: "record \(client.recordID.recordName) cannot be its own parent")
             }
         }
+    }
+
+    /// Checks the encrypted fields of `client` (reference §3.7) and replaces their values by
+    /// their sealed form (``FieldCipher/seal(_:field:)``), noting each one's type in
+    /// ``ClientRecord/encryptedTypes``: not in the public database, not on a share, no assets
+    /// or references, and no key set both as a plain and as an encrypted field.
+    private func sealEncryptedFields(_ client: inout ClientRecord, scope: Database.Scope) throws(FogError) {
+        guard client.values.keys.contains(where: Record.isEncryptedKey) else { return }
+        let name = client.recordID.recordName
+        var sealed: [String: FieldValue] = [:]
+        for (key, value) in client.values where Record.isEncryptedKey(key) {
+            let field = Record.plainKey(ofEncrypted: key)
+            guard scope != .public else {
+                throw FogError(
+                    .invalidArguments,
+                    message: "record \(name): encrypted values are not available in the public database (field '\(field)')")
+            }
+            guard client.recordType != Record.SystemType.share else {
+                throw FogError(.invalidArguments, message: "share \(name): a share cannot hold encrypted values (field '\(field)')")
+            }
+            switch value {
+            case .asset, .assetList, .reference, .referenceList:
+                throw FogError(
+                    .invalidArguments,
+                    message:
+                        "record \(name): encrypted field '\(field)' holds a \(value.fieldType.name) value; assets and references cannot be encrypted"
+                )
+            default: break
+            }
+            guard client.values[field] == nil else {
+                throw FogError(
+                    .invalidArguments, message: "record \(name): '\(field)' is set both as a plain field and as an encrypted field")
+            }
+            client.encryptedTypes[key] = value.fieldType
+            sealed[key] = try core.cipher.seal(value, field: field)
+        }
+        for (key, value) in sealed { client.values[key] = value }
     }
 
     /// The rules a share meets on its own (reference §10.1): made as a ``Share``, in a

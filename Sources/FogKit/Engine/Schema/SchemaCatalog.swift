@@ -76,10 +76,14 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             // The system's share records (`cloudkit.share`) have field types but are not
             // part of the schema.
             guard name != Record.SystemType.share else { continue }
+            // An encrypted field is kept under its stored name (``Record/encryptedKey(_:)``);
+            // the schema names it by its key.
+            var fieldName = try names.name(field)
+            if Record.isEncryptedKey(fieldName) { fieldName = Record.plainKey(ofEncrypted: fieldName) }
             if declaration.isRetired {
-                result.retired[name, default: [:]][try names.name(field)] = declaration
+                result.retired[name, default: [:]][fieldName] = declaration
             } else {
-                result.types[name, default: StoredType()].fields[try names.name(field)] = declaration
+                result.types[name, default: StoredType()].fields[fieldName] = declaration
             }
         }
         for (type, indexes) in try indexes.allDefinitions(txn: txn, names: &names) {
@@ -135,6 +139,12 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
     /// Whether record type `type` is in the catalog (has a `"t"` entry).
     func recordTypeExists(_ type: Int64, txn: Store.ReadTransaction) throws -> Bool {
         try txn.withValue(forKey: Layout.recordTypeKey(type), in: core.schema) { $0.isEmpty } ?? false
+    }
+
+    /// The name the catalog and records keep field `field` under: an `ENCRYPTED` field's
+    /// stored name (``Record/encryptedKey(_:)``), or the field's own.
+    static func storedName(_ field: String, _ declaration: FieldDeclaration) -> String {
+        declaration.flags.contains(.encrypted) ? Record.encryptedKey(field) : field
     }
 
     /// The declaration of field `field` of record type `type`, or `nil` when it has none.
@@ -264,7 +274,8 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             try txn.put(Layout.retiredRecordType, forKey: Layout.recordTypeKey(type), in: core.schema)
             for (field, declaration) in current.types[name]!.fields {
                 try txn.put(
-                    declaration.retired.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
+                    declaration.retired.encoded,
+                    forKey: Layout.fieldTypeKey(type: type, field: try names.intern(Self.storedName(field, declaration))), in: core.schema)
             }
             try deleteGrants(of: type, txn: txn)
             let declared = allIndexes[name]?.fields ?? [:]
@@ -281,11 +292,14 @@ final class SchemaCatalog<Store: KeyValueStore>: EngineService {
             try txn.put([], forKey: Layout.recordTypeKey(type), in: core.schema)
             for (field, declaration) in had.fields where wanted.fields[field] == nil {
                 try txn.put(
-                    declaration.retired.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
+                    declaration.retired.encoded,
+                    forKey: Layout.fieldTypeKey(type: type, field: try names.intern(Self.storedName(field, declaration))), in: core.schema)
             }
             for (field, declaration) in wanted.fields {
                 guard had.fields[field] != declaration else { continue }
-                try txn.put(declaration.encoded, forKey: Layout.fieldTypeKey(type: type, field: try names.intern(field)), in: core.schema)
+                try txn.put(
+                    declaration.encoded,
+                    forKey: Layout.fieldTypeKey(type: type, field: try names.intern(Self.storedName(field, declaration))), in: core.schema)
             }
             try deleteGrants(of: type, txn: txn)
             for (role, permissions) in wanted.grants {

@@ -19,7 +19,8 @@ extension RecordReader {
         try read { txn, names in
             let selection = try FieldSelection(wanted, names: &names)
             var zonesSeen: [RecordZone.ID: Result<(ZoneInfo, [AcceptedShare]), FogError>] = [:]
-            var tables = FetchNameTables(shared: sharedTable, selection: selection, assetDirectory: assetDirectory)
+            var tables = FetchNameTables(
+                shared: sharedTable, selection: selection, assetDirectory: assetDirectory, cipher: core.cipher)
             var arena = FieldArenaWriter(expectedRecords: ids.count)
             for id in ids {
                 let zone: Result<(ZoneInfo, [AcceptedShare]), FogError>
