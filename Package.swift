@@ -13,12 +13,15 @@ let package = Package(
         .library(name: "FogKit", targets: ["FogKit"]),
         .library(name: "FogStorage", targets: ["FogStorage"]),
         .library(name: "FogStorageLMDB", targets: ["FogStorageLMDB"]),
+        .library(name: "FogServer", targets: ["FogServer"]),
         .executable(name: "fog", targets: ["fog"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // MARK: - C
@@ -41,11 +44,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // MARK: - Server
+        // CloudKit Web Services over HTTP (Hummingbird), its authentication and the web
+        // console; a thin shell over FogKit, which knows nothing about HTTP.
+        .target(
+            name: "FogServer",
+            dependencies: [
+                "FogKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Console/Site")],
+            swiftSettings: swiftSettings
+        ),
         // MARK: - Command line
         .executableTarget(
             name: "fog",
             dependencies: [
-                "FogKit",
+                "FogKit", "FogServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -64,6 +81,14 @@ let package = Package(
         .testTarget(
             name: "FogKitTests", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB", "FogKitTesting"], swiftSettings: swiftSettings),
         // The `fog` tool, run as a process (it is built beside the tests).
+        // The server, started on an ephemeral port and spoken to over real HTTP.
+        .testTarget(
+            name: "FogServerTests",
+            dependencies: [
+                "FogServer", "FogKit", "FogKitTesting", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(name: "fogTests", dependencies: ["FogKit", "FogKitTesting"], swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -11,7 +11,8 @@ struct Fog: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, QueryCommand.self, IndexCommand.self, SchemaCommand.self, RoleCommand.self, ChangesCommand.self,
             InfoCommand.self, CheckCommand.self, LoadCommand.self, ExportCommand.self, ImportCommand.self, BackupCommand.self,
-            RestoreCommand.self, UserCommand.self, WatchCommand.self,
+            RestoreCommand.self, UserCommand.self, WatchCommand.self, InitCommand.self, ServeCommand.self, TokenCommand.self,
+            KeyCommand.self, AdminCommand.self,
         ]
     )
 }

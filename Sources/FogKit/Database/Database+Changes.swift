@@ -98,6 +98,17 @@ extension Database {
         )
     }
 
+    /// The change token of a zone's current change point: what a fetch of the zone's changes
+    /// that read them all would end with. CloudKit Web Services gives it as the `syncToken`
+    /// of a zone dictionary; CloudKit's framework has no such call (a FogKit addition).
+    ///
+    /// - Throws: ``FogError`` — `zoneNotFound`, or `invalidArguments` for a zone without a
+    ///   change feed.
+    public func currentChangeToken(forZoneWith zoneID: RecordZone.ID) async throws -> ServerChangeToken {
+        try checkOpen()
+        return try engine.feeds.zoneChanges(zoneID, since: nil, desiredKeys: [], limit: 0, context: context, tokenOnly: true).token
+    }
+
     /// Deletes a zone and its records as a user's "purge" of iCloud data does: the
     /// database feed reports it as purged, not deleted (a FogKit addition, to test how an
     /// app handles ``DatabaseChange/Deletion/Reason/purged``).

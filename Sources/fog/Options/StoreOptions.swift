@@ -18,4 +18,11 @@ struct StoreOptions: ParsableArguments {
         }
         return try Container.Administrator(identifier: identifier, directory: directory, configuration: configuration)
     }
+
+    /// Throws when the folder holds no store, saying how to make one.
+    func requireStore() throws {
+        guard try Container.storedIdentifier(at: directory) != nil else {
+            throw ValidationError("\(store) holds no FogKit store; create one with `fog init --store \(store) --container ID`")
+        }
+    }
 }

@@ -36,8 +36,11 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
     /// The changes of a zone after `token` (from the start for `nil`), at most `limit`
     /// (0 for the default page size), read in one snapshot. Each changed record appears
     /// once, as it is now; deletions appear as tombstones.
+    /// - Parameter tokenOnly: Return no changes, only the token of the zone's current change
+    ///   point (what a fetch that read everything would end with).
     func zoneChanges(
-        _ zoneID: RecordZone.ID, since token: ServerChangeToken?, desiredKeys: [String]?, limit: Int, context: DatabaseContext
+        _ zoneID: RecordZone.ID, since token: ServerChangeToken?, desiredKeys: [String]?, limit: Int, context: DatabaseContext,
+        tokenOnly: Bool = false
     ) throws -> ZoneChangePage {
         var start = try token.map { token throws(FogError) in try ChangeTokenContent(token, expected: .zone) }
         try access.check(.zoneChanges, in: context)
@@ -103,7 +106,7 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                         message: "deletions since the change token were pruned (tombstone retention); fetch again from a nil token")
                 }
             }
-            guard let info else { return ZoneChangePage(token: token(current, .max), moreComing: false) }
+            guard let info, !tokenOnly else { return ZoneChangePage(token: token(current, .max), moreComing: false) }
 
             let prefix = Layout.changeKey(zone: info.id, part: Layout.logPart)
             var range = ScanRange.prefix(prefix)

@@ -1,0 +1,59 @@
+import FogKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Reads a request's credentials into a ``Caller``, as CloudKit Web Services does:
+///
+/// - Server-to-server: the three `X-Apple-CloudKit-Request-*` headers, checked against a key
+///   `fog key add` registered; the public database only (and the token calls).
+/// - `ckAPIToken` (missing or unknown: 401 `AUTHENTICATION_FAILED`), alone an anonymous
+///   caller, with `ckWebAuthToken` a user: a token that is not one of this store's is 401
+///   `AUTHENTICATION_FAILED`; an expired one is 421 `AUTHENTICATION_REQUIRED` with the
+///   sign-in page, as is a user the store's directory no longer has.
+struct Authenticator {
+    let state: ServerState
+
+    func caller(of request: Request, route: Route, body: [UInt8]) throws(ServerError) -> Caller {
+        let headers = request.headers
+        if let keyID = headers[field(RequestSignatureChecker.keyIDHeader)] {
+            guard let key = state.credentials.key(keyID) else {
+                throw ServerError(.authenticationFailed, "unknown server-to-server key \(keyID)")
+            }
+            guard let date = headers[field(RequestSignatureChecker.dateHeader)],
+                let signature = headers[field(RequestSignatureChecker.signatureHeader)]
+            else {
+                throw ServerError(
+                    .authenticationFailed,
+                    "a signed request needs \(RequestSignatureChecker.dateHeader) and \(RequestSignatureChecker.signatureHeader)")
+            }
+            try state.signatures.check(
+                key: key, date: date, signature: signature, target: request.head.path ?? request.uri.description, body: body)
+            if let scope = route.scope, scope != .public {
+                throw ServerError(.accessDenied, "server-to-server keys reach the public database only, not the \(scope) database")
+            }
+            return .key(id: keyID, user: key.user)
+        }
+        let query = ServerResponder.queryParameters(request)
+        guard let apiToken = query["ckAPIToken"], !apiToken.isEmpty else {
+            throw ServerError(.authenticationFailed, "the request has no ckAPIToken (and no server-to-server signature)")
+        }
+        guard state.credentials.isAPIToken(apiToken) else {
+            throw ServerError(.authenticationFailed, "unknown API token")
+        }
+        guard let text = query["ckWebAuthToken"] ?? query["ckSession"], !text.isEmpty else { return .anonymous }
+        guard let session = WebAuthToken(text, secret: state.credentials.secret) else {
+            throw ServerError(.authenticationFailed, "the web auth token is not one this server issued")
+        }
+        guard session.expires > Date() else {
+            throw ServerError(.authenticationRequired, "the web auth token expired; sign in again", redirectURL: state.signInURL)
+        }
+        guard (try? state.store.userExists(session.user, in: route.environment)) == true else {
+            throw ServerError(
+                .authenticationRequired, "user \(session.user) is not in the store's directory", redirectURL: state.signInURL)
+        }
+        return .user(session.user, session: session)
+    }
+
+    private func field(_ name: String) -> HTTPField.Name { HTTPField.Name(name)! }
+}

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// A server's copy of `credentials.json`, read again when a credential it does not know
+/// arrives and the file changed since (so tokens minted by `fog` while the server runs work
+/// on their first use).
+final class CredentialCache: Sendable {
+    let directory: URL
+    private struct State: Sendable {
+        var file: CredentialFile
+        var secret: Data
+        var modified: Date?
+        var apiTokens: Set<String>
+        var administratorTokens: Set<String>
+        var keys: [String: CredentialFile.Key]
+    }
+    private let state: Mutex<State>
+
+    init(directory: URL) throws {
+        self.directory = directory
+        // Make the file (and its secret) when the store has none yet.
+        let file = try CredentialFile.update(in: directory) { $0 }
+        state = Mutex(Self.state(file, modified: Self.modified(directory)))
+    }
+
+    var secret: SymmetricKey { SymmetricKey(data: state.withLock { $0.secret }) }
+
+    func isAPIToken(_ token: String) -> Bool { contains { $0.apiTokens.contains(token) } }
+    func isAdministratorToken(_ token: String) -> Bool { contains { $0.administratorTokens.contains(token) } }
+    func key(_ keyID: String) -> CredentialFile.Key? { lookup { $0.keys[keyID] } }
+
+    /// Asks `find`, and asks again after rereading the file when it answered no and the file
+    /// changed.
+    private func lookup<T: Sendable>(_ find: (State) -> T?) -> T? {
+        if let found = state.withLock({ state -> T? in find(state) }) { return found }
+        let modified = Self.modified(directory)
+        let changed = state.withLock { $0.modified != modified }
+        guard changed, let file = try? CredentialFile.read(in: directory) else { return nil }
+        let fresh = Self.state(file, modified: modified)
+        state.withLock { $0 = fresh }
+        return find(fresh)
+    }
+
+    private func contains(_ find: (State) -> Bool) -> Bool { lookup { find($0) ? true : nil } ?? false }
+
+    private static func state(_ file: CredentialFile, modified: Date?) -> State {
+        State(
+            file: file, secret: Data(base64Encoded: file.secret) ?? Data(), modified: modified,
+            apiTokens: Set(file.apiTokens), administratorTokens: Set(file.administratorTokens),
+            keys: Dictionary(file.keys.map { ($0.keyID, $0) }, uniquingKeysWith: { $1 }))
+    }
+
+    private static func modified(_ directory: URL) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: CredentialFile.url(in: directory).path))?[.modificationDate] as? Date
+    }
+}

@@ -1,0 +1,7 @@
+import FogKit
+import Foundation
+
+/// `tokens/create` and `tokens/register`.
+enum TokenEndpoints {
+    static var table: [String: Endpoint] { [:] }
+}

@@ -1,0 +1,82 @@
+import FogKit
+import Foundation
+
+/// Writes records, tombstones and zone IDs as a response gives them: every field with its
+/// `type`, `created`/`modified` with `timestamp`, `userRecordName` and `deviceID`, `deleted`,
+/// and the zone ID with `zoneName`, `ownerRecordName` and `zoneType`.
+struct RecordOutput {
+    let call: EndpointCall
+    /// The caller's record name, the owner of its own zones.
+    let callerRecordName: String?
+    /// Number fields as strings (`numbersAsStrings`), for JavaScript's sake.
+    var numbersAsStrings = false
+
+    init(_ call: EndpointCall, callerRecordName: String?, numbersAsStrings: Bool? = nil) {
+        self.call = call
+        self.callerRecordName = callerRecordName
+        self.numbersAsStrings = numbersAsStrings ?? false
+    }
+
+    /// The zone ID dictionary of `zoneID`.
+    func zoneID(_ zoneID: RecordZone.ID) -> WebServices.ZoneID {
+        let owner = zoneID.ownerName == CurrentUserDefaultName ? (callerRecordName ?? CurrentUserDefaultName) : zoneID.ownerName
+        return WebServices.ZoneID(
+            zoneName: zoneID.zoneName, ownerRecordName: owner, zoneType: zoneID.isDefaultZone ? .defaultZone : .regularCustomZone)
+    }
+
+    func zoneIDJSON(_ zoneID: RecordZone.ID) -> JSON {
+        let z = self.zoneID(zoneID)
+        return .object([
+            ("zoneName", .string(z.zoneName)), ("ownerRecordName", .string(z.ownerRecordName ?? CurrentUserDefaultName)),
+            ("zoneType", .string(z.zoneType?.rawValue ?? "REGULAR_CUSTOM_ZONE")),
+        ])
+    }
+
+    /// The record dictionary of `record`.
+    func record(_ record: Record, desiredKeys: [String]? = nil) throws -> JSON {
+        var dictionary = try WebServices.RecordDictionary(
+            record, zoneID: zoneID(record.recordID.zoneID), locate: { asset in AssetLinks.downloadURL(for: asset, call: call) })
+        dictionary.deleted = false
+        if let desiredKeys {
+            let wanted = Set(desiredKeys)
+            dictionary.fields = dictionary.fields.filter { wanted.contains($0.key) }
+        }
+        for key in dictionary.fields.keys {
+            var field = dictionary.fields[key]!
+            if field.type == nil, let value = field.value { field.type = value.inferredType }
+            if numbersAsStrings { field.value = field.value.map(Self.stringifyingNumbers) }
+            dictionary.fields[key] = field
+        }
+        dictionary.created?.deviceID = Self.deviceID
+        dictionary.modified?.deviceID = Self.deviceID
+        var writer = WebServices.JSONWriter()
+        try writer.write(dictionary)
+        return .raw(writer.bytes)
+    }
+
+    /// A deleted record: `{recordName, deleted: true, zoneID}` and its type when known.
+    func tombstone(_ id: Record.ID, recordType: String? = nil) -> JSON {
+        var members: [(String, JSON)] = [("recordName", .string(id.recordName))]
+        if let recordType { members.append(("recordType", .string(recordType))) }
+        members.append(("deleted", .bool(true)))
+        members.append(("zoneID", zoneIDJSON(id.zoneID)))
+        return .object(members)
+    }
+
+    /// A failed item of a records batch.
+    func error(_ error: any Error, recordName: String) -> JSON {
+        ServerError(error, signIn: call.state.signInURL).item([("recordName", .string(recordName))])
+    }
+
+    /// The `deviceID` of `created` and `modified`: FogKit does not record devices.
+    static let deviceID = "FogKit"
+
+    static func stringifyingNumbers(_ value: WebServices.Value) -> WebServices.Value {
+        switch value {
+        case .int64(let i): .string(String(i))
+        case .double(let d): .string(String(d))
+        case .list(let items): .list(items.map(stringifyingNumbers))
+        default: value
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import FogKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Answers every request: Web Services paths through authentication and the endpoint table,
+/// the sign-in page, the console, and CloudKit's `NOT_FOUND` for anything else.
+struct ServerResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let state: ServerState
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        var request = request
+        let path = request.uri.path
+        do {
+            if let route = Route(path: path) {
+                return try await respondWebServices(to: &request, route: route)
+            }
+            if let response = try await ExtraRoutes.respond(to: &request, path: path, state: state) { return response }
+            throw ServerError(.notFound, "no endpoint at \(path)")
+        } catch {
+            return Self.errorResponse(ServerError(error, signIn: state.signInURL))
+        }
+    }
+
+    /// A Web Services request: container, authentication, endpoint.
+    private func respondWebServices(to request: inout Request, route: Route) async throws -> Response {
+        guard route.container == state.store.identifier else {
+            throw ServerError(.notFound, "this server serves container \(state.store.identifier), not \(route.container)")
+        }
+        guard let endpoint = Endpoints.table[route.endpoint] else {
+            throw ServerError(.notFound, "no endpoint \(route.endpoint)")
+        }
+        guard endpoint.methods.contains(request.method) else {
+            throw ServerError(.notFound, "\(route.endpoint) does not take \(request.method.rawValue)")
+        }
+        let body = try await Self.body(of: &request, limit: endpoint.bodyLimit ?? state.configuration.maximumBodySize)
+        let caller = try Authenticator(state: state).caller(of: request, route: route, body: body)
+        let container = try state.store.container(route.environment, user: caller.user)
+        let call = EndpointCall(
+            route: route, caller: caller, container: container, body: body, query: Self.queryParameters(request), state: state,
+            request: request)
+        var response = try await endpoint.handler(call)
+        if case .user(let user, let session) = caller {
+            // A fresh token on every response; the one sent stays valid until it expires.
+            let fresh = WebAuthToken(user: user, expires: Date().addingTimeInterval(session.lifetime), lifetime: session.lifetime)
+            response.headers[Self.webAuthTokenHeader] = fresh.encoded(secret: state.credentials.secret)
+        }
+        return response
+    }
+
+    static let webAuthTokenHeader = HTTPField.Name("X-Apple-CloudKit-Web-Auth-Token")!
+
+    /// The request body, at most `limit` bytes.
+    static func body(of request: inout Request, limit: Int) async throws -> [UInt8] {
+        do {
+            let buffer = try await request.collectBody(upTo: limit)
+            return Array(buffer.readableBytesView)
+        } catch {
+            throw ServerError(.badRequest, "the request body is larger than \(limit) bytes")
+        }
+    }
+
+    static func queryParameters(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { result[String(key)] = String(value) }
+        return result
+    }
+
+    /// The error's dictionary at the top level, with its HTTP status.
+    static func errorResponse(_ error: ServerError) -> Response {
+        json(.object(error.members()), status: error.code.status)
+    }
+
+    /// A JSON response.
+    static func json(_ value: JSON, status: HTTPResponse.Status = .ok) -> Response {
+        bytes(value.bytes, status: status, contentType: "application/json; charset=UTF-8")
+    }
+
+    static func bytes(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, contentType: String) -> Response {
+        var buffer = ByteBuffer()
+        buffer.writeBytes(bytes)
+        return Response(status: status, headers: [.contentType: contentType], body: ResponseBody(byteBuffer: buffer))
+    }
+}
