@@ -15,6 +15,7 @@
 //   cd Benchmarks && swift run -c release fog-bench writers   # group commit: 1, 4, 16, 64 writers
 //   cd Benchmarks && swift run -c release fog-bench changes    # 10,000 changes since a token
 //   cd Benchmarks && swift run -c release fog-bench bounded    # peak RSS: migration, pruning (1M entries)
+//   cd Benchmarks && swift run -c release server-bench         # FogServer under wrk (64 connections)
 //
 // Micro-costs with ordo-one/benchmark (key encoding, record encode/decode, predicate parsing,
 // save, fetch, indexed query, group commit):
@@ -31,6 +32,7 @@ let package = Package(
         .package(name: "FogKit", path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // Whole-workload runs that print `<name> <ops/s> ops/s …` lines.
@@ -43,6 +45,16 @@ let package = Package(
                 .product(name: "FogStorageLMDB", package: "FogKit"),
             ],
             path: "Sources/fog-bench"
+        ),
+        // FogServer under wrk on loopback, beside a trivial Hummingbird route and the in-process
+        // rate of the same work (issue 20).
+        .executableTarget(
+            name: "server-bench",
+            dependencies: [
+                .product(name: "FogKit", package: "FogKit"), .product(name: "FogServer", package: "FogKit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Sources/server-bench"
         ),
         // The same seven workloads over SQLite through GRDB (WAL): the "what a Swift developer
         // would pick instead" column of compare.sh.
