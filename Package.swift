@@ -89,7 +89,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
-        .testTarget(name: "fogTests", dependencies: ["FogKit", "FogKitTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "fogTests", dependencies: ["FogKit", "FogKitTesting", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -216,11 +216,18 @@ if soak > 0 {
     var elapsed = 0
     while elapsed < soak {
         let slice = min(30, soak - elapsed)
-        async let lookups = Task.detached { try wrk(base + "/records/lookup" + credentialsQuery, script: lookupScript, seconds: slice, connections: connections / 2) }.value
-        async let modifies = Task.detached { try wrk(base + "/records/modify" + credentialsQuery, script: modifyScript, seconds: slice, connections: connections / 2) }.value
+        async let lookups = Task.detached {
+            try wrk(base + "/records/lookup" + credentialsQuery, script: lookupScript, seconds: slice, connections: connections / 2)
+        }.value
+        async let modifies = Task.detached {
+            try wrk(base + "/records/modify" + credentialsQuery, script: modifyScript, seconds: slice, connections: connections / 2)
+        }.value
         let (l, m) = try await (lookups, modifies)
         elapsed += slice
-        print(String(format: "t=%4d s  lookup %6.0f req/s  modify %6.0f req/s  RSS %5.0f MiB  peak %5.0f MiB", elapsed, l.requestsPerSecond, m.requestsPerSecond, residentMemory().now, residentMemory().peak))
+        print(
+            String(
+                format: "t=%4d s  lookup %6.0f req/s  modify %6.0f req/s  RSS %5.0f MiB  peak %5.0f MiB", elapsed, l.requestsPerSecond,
+                m.requestsPerSecond, residentMemory().now, residentMemory().peak))
     }
 }
 

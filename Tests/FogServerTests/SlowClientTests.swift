@@ -1,0 +1,52 @@
+import FogKit
+import FogServer
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A client that sends half a request and stalls is cut off after the idle timeout, and
+/// others are served meanwhile.
+@Suite struct SlowClientTests {
+    /// A TCP connection to loopback `port`, as a file descriptor.
+    static func connect(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    @Test func aStalledRequestIsClosedAfterTheIdleTimeout() async throws {
+        var configuration = FogServer.Configuration()
+        configuration.idleTimeout = 1
+        let server = try await ServerHarness(configuration: configuration)
+        defer { Task { await server.stop() } }
+        let fd = try Self.connect(port: server.port)
+        defer { close(fd) }
+        let partial = "POST /database/1/\(ServerHarness.container)/development/public/records/query HTTP/1.1\r\nHost: x\r\n"
+        _ = partial.withCString { send(fd, $0, strlen($0), 0) }
+        // Others are served while it stalls.
+        let reply = try await server.post(server.url("public", "records/query"), ["query": ["recordType": "Note"]])
+        #expect(reply.status == 200)
+        // The stalled connection is closed (read gives 0) well before the 10 s read timeout.
+        let start = Date()
+        var buffer = [UInt8](repeating: 0, count: 512)
+        var total = 0
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            total += n
+        }
+        #expect(Date().timeIntervalSince(start) < 8)
+    }
+}

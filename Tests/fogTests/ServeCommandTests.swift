@@ -1,0 +1,93 @@
+import Crypto
+import FogKit
+import FogKitTesting
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `fog init`, the credential commands and `fog serve`, run as the built tool.
+@Suite struct ServeCommandTests {
+    @Test func initCreatesAStoreOnceAndRefusesAnotherContainer() throws {
+        let work = try TemporaryDirectory("init-cli")
+        let store = work.appending("store").path
+        let out = try SchemaCommandTests.fogSucceeds(["init", "--store", store, "--container", "iCloud.com.example.a"])
+        #expect(out.contains("created container iCloud.com.example.a"))
+        #expect(try Container.storedIdentifier(at: URL(fileURLWithPath: store)) == "iCloud.com.example.a")
+        #expect(try SchemaCommandTests.fogSucceeds(["init", "--store", store, "--container", "iCloud.com.example.a"]).contains("already"))
+        let other = try FogTool.run(["init", "--store", store, "--container", "iCloud.com.example.b"])
+        #expect(other.status != 0)
+        #expect(other.err.contains("iCloud.com.example.a"))
+    }
+
+    @Test func serveOnAnEmptyFolderSaysHowToCreateAStore() throws {
+        let work = try TemporaryDirectory("serve-empty")
+        let run = try FogTool.run(["serve", "--store", work.appending("empty").path, "--port", "0"])
+        #expect(run.status != 0)
+        #expect(run.err.contains("fog init"), "\(run.err)")
+    }
+
+    @Test func credentialCommandsPrintOnlyTheCredential() throws {
+        let work = try TemporaryDirectory("credentials-cli")
+        let store = work.appending("store").path
+        _ = try SchemaCommandTests.fogSucceeds(["init", "--store", store, "--container", "iCloud.com.example.a"])
+        let token = try SchemaCommandTests.fogSucceeds(["token", "create", "--store", store])
+        #expect(token.count == 65 && token.hasSuffix("\n"))
+        #expect(token.dropLast().allSatisfy { "0123456789abcdef".contains($0) })
+        let unknown = try FogTool.run(["user", "token", "nobody", "--store", store])
+        #expect(unknown.status != 0)
+        #expect(unknown.err.contains("fog user add"))
+        _ = try SchemaCommandTests.fogSucceeds(["user", "add", "alice", "--store", store])
+        let session = try SchemaCommandTests.fogSucceeds(["user", "token", "alice", "--store", store])
+        #expect(session.split(separator: "\n").count == 1 && session.count > 100)
+        let admin = try SchemaCommandTests.fogSucceeds(["admin", "token", "--store", store])
+        #expect(admin.count == 65)
+        let pem = work.appending("key.pub")
+        try P256.Signing.PrivateKey().publicKey.pemRepresentation.write(to: pem, atomically: true, encoding: .utf8)
+        let keyID = try SchemaCommandTests.fogSucceeds(["key", "add", "--store", store, "--public-key", pem.path])
+        #expect(keyID.count == 65 && keyID.dropLast().allSatisfy { "0123456789abcdef".contains($0) }, "\(keyID)")
+        let bad = work.appending("bad.pub")
+        try "not a key".write(to: bad, atomically: true, encoding: .utf8)
+        let refused = try FogTool.run(["key", "add", "--store", store, "--public-key", bad.path])
+        #expect(refused.status != 0)
+        #expect(refused.err.contains("P-256"))
+    }
+
+    @Test func serveAnswersCurlStyleRequests() async throws {
+        let work = try TemporaryDirectory("serve-cli")
+        let store = work.appending("store").path
+        _ = try SchemaCommandTests.fogSucceeds(["init", "--store", store, "--container", "iCloud.com.example.a"])
+        let token = try SchemaCommandTests.fogSucceeds(["token", "create", "--store", store]).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let out = work.appending("serve.out")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        let process = Process()
+        process.executableURL = FogTool.url
+        process.arguments = ["serve", "--store", store, "--port", "0"]
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.terminate() }
+        // The first line names the port.
+        var port: Int?
+        for _ in 0..<300 where port == nil {
+            let text = String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self)
+            if let range = text.range(of: "http://127.0.0.1:") {
+                port = Int(text[range.upperBound...].prefix { $0.isNumber })
+            } else {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let bound = try #require(port)
+        var request = URLRequest(
+            url: URL(
+                string: "http://127.0.0.1:\(bound)/database/1/iCloud.com.example.a/development/public/records/query?ckAPIToken=\(token)")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(#"{"query":{"recordType":"Note"}}"#.utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self) == #"{"records":[]}"#)
+    }
+}
