@@ -66,6 +66,10 @@ import Testing
         }
         _ = try await database.modifyRecords(saving: records, deleting: [])
         try await database.deleteRecord(withID: records[4].recordID)
+        // N-0 changes last, so the feed (in commit order) gives it last.
+        let first = try await database.record(for: records[0].recordID)
+        first["title"] = "Note 0, edited"
+        _ = try await database.save(first)
 
         var token: String?
         var seen: [String] = []
@@ -90,7 +94,7 @@ import Testing
             if page["moreComing"] as? Bool != true { break }
         }
         #expect(loops >= 2)
-        #expect(seen.sorted() == ["N-0", "N-1", "N-2", "N-3"])
+        #expect(seen == ["N-1", "N-2", "N-3", "N-0"])
         #expect(deleted == ["N-4"])
 
         // The same token again: nothing new, a usable token.

@@ -78,7 +78,7 @@ enum ChangeEndpoints {
     }
 
     /// One zone's page: `{zoneID, syncToken, records, moreComing}`, changed records first
-    /// in the order they changed, then tombstones.
+    /// in commit order, then tombstones.
     static func zonePage(
         _ call: EndpointCall, options: ZoneOptions, defaults: ZoneOptions, output: RecordOutput, me: String?
     ) async throws
@@ -91,27 +91,23 @@ enum ChangeEndpoints {
         let zoneID = call.zoneID(requested, callerRecordName: me)
         let since = try token(options.syncToken, key: "syncToken")
         let desiredKeys = options.desiredKeys ?? defaults.desiredKeys
-        let page = try await call.database.recordZoneChanges(
-            inZoneWith: zoneID, since: since, desiredKeys: desiredKeys,
+        let page = try await ZoneChangeFetch.page(
+            call.database, zoneID: zoneID, since: since, desiredKeys: desiredKeys,
             resultsLimit: try RecordEndpoints.pageSize(options.resultsLimit ?? defaults.resultsLimit))
+        guard let nextToken = page.token else { throw ServerError(.internalError, "the change feed gave no token") }
         let types = (options.desiredRecordTypes ?? defaults.desiredRecordTypes).map(Set.init)
-        var changed: [Record] = []
         var records: [JSON] = []
-        for (id, result) in page.modificationResultsByID {
+        for (id, result) in page.changed {
             switch result {
-            case .success(let modification): changed.append(modification.record)
+            case .success(let record): if types?.contains(record.recordType) ?? true { records.append(try output.record(record)) }
             case .failure(let error): records.append(output.error(error, recordName: id.recordName))
             }
         }
-        changed.sort {
-            ($0.modificationDate ?? .distantPast, $0.recordID.recordName) < ($1.modificationDate ?? .distantPast, $1.recordID.recordName)
-        }
-        for record in changed where types?.contains(record.recordType) ?? true { records.append(try output.record(record)) }
-        for deletion in page.deletions where types?.contains(deletion.recordType) ?? true {
-            records.append(output.tombstone(deletion.recordID, recordType: deletion.recordType))
+        for (id, type) in page.deleted where types?.contains(type) ?? true {
+            records.append(output.tombstone(id, recordType: type))
         }
         return [
-            ("zoneID", output.zoneIDJSON(zoneID)), ("syncToken", syncToken(page.changeToken)), ("moreComing", .bool(page.moreComing)),
+            ("zoneID", output.zoneIDJSON(zoneID)), ("syncToken", syncToken(nextToken)), ("moreComing", .bool(page.moreComing)),
             ("records", .array(records)),
         ]
     }
