@@ -67,6 +67,8 @@ enum Endpoints {
             "records/lookup": .post(RecordEndpoints.lookup),
             // "records/modify": .post(RecordEndpoints.modify),
             "records/changes": .post(ChangeEndpoints.recordChanges),
+            "records/resolve": .post(ShareEndpoints.resolve),
+            "records/accept": .post(ShareEndpoints.accept),
             "zones/list": .get(ZoneEndpoints.list),
             "zones/lookup": .post(ZoneEndpoints.lookup),
             "zones/modify": .post(ZoneEndpoints.modify),

@@ -50,7 +50,9 @@ struct RecordOutput {
         dictionary.created?.deviceID = Self.deviceID
         dictionary.modified?.deviceID = Self.deviceID
         var writer = WebServices.JSONWriter()
-        try writer.write(dictionary)
+        // A share carries its link as a short GUID (`records/resolve`, `records/accept`).
+        let shortGUID = (record as? Share)?.url.map(ShareEndpoints.shortGUID(of:))
+        try writer.write(dictionary, extra: [("shortGUID", shortGUID)])
         return .raw(writer.bytes)
     }
 
