@@ -48,9 +48,16 @@ final class ServerStore: Sendable {
         }
     }
 
-    /// Whether `user` is in the user directory of `environment`'s store.
+    private let knownUsers = Mutex<Set<Key>>([])
+
+    /// Whether `user` is in the user directory of `environment`'s store (users are never
+    /// removed from it, so a user found once is remembered).
     func userExists(_ user: String, in environment: Container.Environment) throws -> Bool {
-        try administrator(environment).users()[user] != nil
+        let key = Key(environment: environment, user: user)
+        if knownUsers.withLock({ $0.contains(key) }) { return true }
+        guard try administrator(environment).users()[user] != nil else { return false }
+        knownUsers.withLock { _ = $0.insert(key) }
+        return true
     }
 
     func close() {
