@@ -16,6 +16,9 @@ struct ClientRecord: Sendable {
     /// The type of each encrypted field's value before it was sealed (by stored name): its
     /// values are `bytes` from ``RecordWriter/prepareModify`` on.
     var encryptedTypes: [String: FieldType] = [:]
+    /// The save's own rule (a Web Services operation, ``Database/modify(_:atomically:)``);
+    /// `nil` follows the request's ``SavePolicy``.
+    var rule: SaveRule?
 
     init(_ record: Record) {
         let state = record.state.withLock { $0 }
@@ -49,4 +52,24 @@ struct ClientRecord: Sendable {
         }
         return copy
     }
+}
+
+/// How one save treats the stored record, whatever the request's ``SavePolicy``: the save
+/// operations of CloudKit Web Services' `records/modify` (``WebServices/RecordOperation``).
+enum SaveRule: Sendable, Hashable {
+    /// A new record: a stored one fails the save with `serverRecordChanged`.
+    case create
+    /// The stored record, at the client's change tag: its changed keys are written.
+    case update
+    /// The changed keys written over the stored record, or a new record.
+    case forceUpdate
+    /// The stored record, at the client's change tag: its fields become the client's.
+    case replace
+    /// The client's fields replace the stored record's, or make a new record.
+    case forceReplace
+
+    /// Whether the save needs the client's change tag, and the stored record at that tag.
+    var checksTag: Bool { self == .update || self == .replace }
+    /// Whether the client's fields replace the stored record's (the fields it lacks are removed).
+    var replacesFields: Bool { self == .replace || self == .forceReplace }
 }

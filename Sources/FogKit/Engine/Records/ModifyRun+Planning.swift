@@ -32,9 +32,11 @@ extension ModifyRun {
                     AccessRequest(
                         caller: .user(user), recordName: id.recordName,
                         shareStanding: sharedZone.shares.contains { $0.name == id.recordName } ? .participant(.accepted) : .outsider))
+                try checkDeleteTag(item, existing.record)
                 return .leave(row: existing.row, share: existing.record)
             }
             try writer.access.check(.delete, try request(for: existing.record), grants: try publicGrants(existing.record.recordType))
+            try checkDeleteTag(item, existing.record)
             try checkCascade(from: existing.row, existing.record, zone: zone.id)
             return .delete(row: existing.row, record: existing.record)
         case .save(let client):
@@ -60,25 +62,22 @@ extension ModifyRun {
         if existing == nil && client.recordType == Record.SystemType.userRecord {
             throw FogError(.invalidArguments, message: "user records (type Users) are created by the system, not by clients")
         }
-        switch policy {
-        case .ifServerRecordUnchanged:
-            if let existing, client.changeTag == nil {
-                throw FogError(
-                    .serverRecordChanged, message: "record to insert already exists: \(name)",
-                    serverRecord: try serverRecord(existing, zoneID: client.recordID.zoneID), clientRecord: client.record)
+        switch client.rule {
+        case nil:
+            switch policy {
+            case .ifServerRecordUnchanged:
+                if let existing, client.changeTag == nil { throw try alreadyExists(existing, client) }
+                if let existing, client.changeTag != existing.header.changeTag { throw try changedSinceFetched(existing, client) }
+                if existing == nil, client.changeTag != nil { throw notFound(name) }
+            case .changedKeys, .allKeys:
+                break
             }
-            if let existing, client.changeTag != existing.header.changeTag {
-                throw FogError(
-                    .serverRecordChanged,
-                    message: "record \(name) changed since it was fetched (tag \(client.changeTag!) is not \(existing.header.changeTag))",
-                    serverRecord: try serverRecord(existing, zoneID: client.recordID.zoneID), clientRecord: client.record,
-                    ancestorRecord: client.ancestor())
-            }
-            if existing == nil, client.changeTag != nil {
-                throw FogError(
-                    .unknownItem, message: sharedZone == nil ? "record to update not found: \(name)" : AccessPolicy.notShared(name))
-            }
-        case .changedKeys, .allKeys:
+        case .create?:
+            if let existing { throw try alreadyExists(existing, client) }
+        case .update?, .replace?:
+            guard let existing else { throw notFound(name) }
+            if client.changeTag != existing.header.changeTag { throw try changedSinceFetched(existing, client) }
+        case .forceUpdate?, .forceReplace?:
             break
         }
         try writer.access.check(.save, try request(for: existing?.header, recordType: client.recordType, recordName: name, client: client))
@@ -92,7 +91,14 @@ extension ModifyRun {
         var changes = FieldChanges()
         if existing != nil {
             for key in client.changedKeys { changes.set(key, client.values[key]) }
-            if policy == .allKeys { for (key, value) in client.values { changes.set(key, value) } }
+            if client.rule?.replacesFields ?? (policy == .allKeys) { for (key, value) in client.values { changes.set(key, value) } }
+            if let existing, client.rule?.replacesFields == true {
+                // The stored fields the client does not hold are removed; the reserved fields
+                // the store keeps for a share are not the client's to remove.
+                for field in existing.fields where client.values[field.name] == nil && !Self.isReservedField(field.name) {
+                    changes.set(field.name, nil)
+                }
+            }
             for case (let key, let value?) in changes.entries { values[key] = value }
         } else {
             values = client.values
@@ -222,6 +228,45 @@ extension ModifyRun {
         return SavePlan(
             client: client, existing: existing, values: values, changes: changes, parent: parent, newFieldTypes: newTypes,
             oldTargets: oldTargets, newTargets: newTargets)
+    }
+
+    /// The error of a save that makes a new record whose ID is stored.
+    func alreadyExists(_ existing: EncodedRecord, _ client: ClientRecord) throws(FogError) -> FogError {
+        FogError(
+            .serverRecordChanged, message: "record to insert already exists: \(client.recordID.recordName)",
+            serverRecord: try serverRecord(existing, zoneID: client.recordID.zoneID), clientRecord: client.record)
+    }
+
+    /// The error of a save whose change tag is not the stored record's.
+    func changedSinceFetched(_ existing: EncodedRecord, _ client: ClientRecord) throws(FogError) -> FogError {
+        FogError(
+            .serverRecordChanged,
+            message:
+                "record \(client.recordID.recordName) changed since it was fetched (tag \(client.changeTag ?? "none") is not \(existing.header.changeTag))",
+            serverRecord: try serverRecord(existing, zoneID: client.recordID.zoneID), clientRecord: client.record,
+            ancestorRecord: client.ancestor())
+    }
+
+    /// The error of an update (a save with a change tag) of a record that is not stored.
+    func notFound(_ name: String) -> FogError {
+        FogError(.unknownItem, message: sharedZone == nil ? "record to update not found: \(name)" : AccessPolicy.notShared(name))
+    }
+
+    /// Whether a stored field name is one the store keeps for itself (a share's state,
+    /// `Share+Storage.swift`) rather than a client's field: `___` names other than the
+    /// encrypted fields'.
+    static func isReservedField(_ name: String) -> Bool {
+        name.hasPrefix("___") && !Record.isEncryptedKey(name)
+    }
+
+    /// Fails a delete that names a change tag (``WebServices/RecordOperation/delete(_:recordChangeTag:)``)
+    /// when the stored record has another.
+    func checkDeleteTag(_ item: Item, _ existing: StoredRecord) throws(FogError) {
+        guard !deleteTags.isEmpty, let tag = deleteTags[item.index], tag != existing.changeTag else { return }
+        throw FogError(
+            .serverRecordChanged,
+            message: "record \(existing.recordName) changed since it was fetched (tag \(tag) is not \(existing.changeTag))",
+            serverRecord: try makeRecord(existing, zoneID: item.id.zoneID))
     }
 
     /// What the access policy is asked about a stored record (or a new one, for `nil`); for a

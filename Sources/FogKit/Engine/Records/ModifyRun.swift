@@ -61,6 +61,9 @@ struct ModifyRun<Store: KeyValueStore> {
     /// The bytes the request adds to (or removes from) each owner's storage
     /// (`Engine/Usage/StorageUsage.swift`), written and checked against the quota at the end.
     var usageDeltas: [UsageOwner: Int64] = [:]
+    /// The change tag each delete that checks one expects, by its index among the deletes
+    /// (``WebServices/RecordOperation/delete(_:recordChangeTag:)``); the others have none.
+    var deleteTags: [Int: String] = [:]
 
     struct Item {
         enum Kind {

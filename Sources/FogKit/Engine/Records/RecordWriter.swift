@@ -39,13 +39,20 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
     /// Saves and deletes records with CloudKit's semantics: per-item results,
     /// atomic zones all-or-nothing when `atomic` is set, the save policy's
     /// conflict rules.
+    ///
+    /// - Parameters:
+    ///   - saveRules: Each save's own rule, in the order of `recordsToSave` (Web Services
+    ///     operations); `nil` for the request's `policy` throughout.
+    ///   - deleteTags: The change tag that each delete at an index of `recordIDsToDelete`
+    ///     must find stored; the deletes without one check none.
     func modify(
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
-        atomic: Bool, limits: RequestLimits, context: DatabaseContext
+        atomic: Bool, limits: RequestLimits, context: DatabaseContext, saveRules: [SaveRule]? = nil,
+        deleteTags: [Int: String] = [:]
     ) async throws -> ModifyOutcome {
         let request = try prepareModify(
             saving: recordsToSave, deleting: recordIDsToDelete, policy: policy, atomic: atomic, limits: limits,
-            context: context)
+            context: context, saveRules: saveRules, deleteTags: deleteTags)
         let outcome = try await request.removingFailedCopies { () async throws in
             try await write { [self] txn, names in try run(request, txn: txn, names: &names) }
         }
@@ -100,6 +107,8 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let saveErrors: [Int: FogError]
         let deletes: [Record.ID]
         let deleteErrors: [Int: FogError]
+        /// The change tag each tag-checked delete expects, by delete index.
+        var deleteTags: [Int: String] = [:]
         let context: DatabaseContext
         let user: String
         let policy: SavePolicy
@@ -140,9 +149,11 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
 
     /// Checks what needs no stored state — the user, limits, names, keys, values,
     /// sizes, duplicates — and copies new assets into the store.
+    /// `saveRules` and `deleteTags` are ``modify(saving:deleting:policy:atomic:limits:context:saveRules:deleteTags:)``'s.
     func prepareModify(
         saving recordsToSave: [Record], deleting recordIDsToDelete: [Record.ID], policy: SavePolicy,
-        atomic: Bool, limits: RequestLimits, context: DatabaseContext
+        atomic: Bool, limits: RequestLimits, context: DatabaseContext, saveRules: [SaveRule]? = nil,
+        deleteTags: [Int: String] = [:]
     ) throws(FogError) -> ModifyRequest {
         try access.check(recordsToSave.isEmpty ? .delete : .save, in: context)
         let injection = try context.injectFaults(
@@ -187,6 +198,16 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             throw FogError(
                 .limitExceeded, message: "the request holds \(totalBytes) bytes of record data; the limit is \(limits.maximumBytes)")
         }
+        if let saveRules {
+            for i in clients.indices {
+                clients[i].rule = saveRules[i]
+                if preErrors[i] == nil, saveRules[i].checksTag, clients[i].changeTag == nil {
+                    preErrors[i] = FogError(
+                        .invalidArguments,
+                        message: "record \(clients[i].recordID.recordName): an update or replace needs the record's recordChangeTag")
+                }
+            }
+        }
         var deleteErrors: [Int: FogError] = [:]
         for (i, id) in recordIDsToDelete.enumerated() {
             if let error = repeated(id) { deleteErrors[i] = error }
@@ -217,6 +238,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         var request = ModifyRequest(
             clients: clients, saveErrors: preErrors, deletes: recordIDsToDelete, deleteErrors: deleteErrors,
             context: context, user: user, policy: policy, atomic: atomic, now: Date())
+        request.deleteTags = deleteTags
         request.assetCopies = copies
         request.assetLock = lock
         request.assets = records.assets
@@ -231,6 +253,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             now: request.now, sequence: try nextCounter(Layout.metaSequence, in: txn),
             clientChangeTokenData: request.clientChangeTokenData)
         run.notices = try subscriptions.matcher(context: request.context, txn: txn)
+        run.deleteTags = request.deleteTags
         var outcome = try run.execute(
             clients: request.clients, saveErrors: request.saveErrors, deletes: request.deletes,
             deleteErrors: request.deleteErrors, atomic: request.atomic)
