@@ -65,7 +65,7 @@ enum Endpoints {
         var table: [String: Endpoint] = [
             "records/query": .post(RecordEndpoints.query),
             "records/lookup": .post(RecordEndpoints.lookup),
-            // "records/modify": .post(RecordEndpoints.modify),
+            "records/modify": .post(RecordEndpoints.modify),
             "records/changes": .post(ChangeEndpoints.recordChanges),
             "records/resolve": .post(ShareEndpoints.resolve),
             "records/accept": .post(ShareEndpoints.accept),
