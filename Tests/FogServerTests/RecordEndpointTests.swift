@@ -71,7 +71,7 @@ import Testing
         let zone = try #require(note["zoneID"] as? [String: Any])
         #expect(zone["zoneName"] as? String == "_defaultZone")
         #expect(zone["zoneType"] as? String == "DEFAULT_ZONE")
-        #expect(zone["ownerRecordName"] is String)
+        #expect(zone["ownerRecordName"] as? String == "_defaultOwner")
     }
 
     @Test func pagesWithBase64ContinuationMarkers() async throws {

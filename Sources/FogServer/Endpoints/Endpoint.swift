@@ -52,7 +52,7 @@ struct EndpointCall: Sendable {
     /// current user's default owner name.
     func zoneID(_ zone: WebServices.ZoneID?, callerRecordName: String?) -> RecordZone.ID {
         guard let zone else { return .default }
-        if let owner = zone.ownerRecordName, owner != callerRecordName, owner != CurrentUserDefaultName {
+        if let owner = zone.ownerRecordName, owner != callerRecordName, owner != CurrentUserDefaultName, owner != RecordOutput.publicOwner {
             return RecordZone.ID(zoneName: zone.zoneName, ownerName: owner)
         }
         return RecordZone.ID(zoneName: zone.zoneName, ownerName: CurrentUserDefaultName)

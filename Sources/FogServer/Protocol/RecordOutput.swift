@@ -19,7 +19,9 @@ struct RecordOutput {
 
     /// The zone ID dictionary of `zoneID`.
     func zoneID(_ zoneID: RecordZone.ID) -> WebServices.ZoneID {
-        let owner = zoneID.ownerName == CurrentUserDefaultName ? (callerRecordName ?? CurrentUserDefaultName) : zoneID.ownerName
+        // The public database's zone belongs to no user: Web Services calls its owner `_defaultOwner`.
+        let own = call.route.scope == .public ? RecordOutput.publicOwner : (callerRecordName ?? RecordOutput.publicOwner)
+        let owner = zoneID.ownerName == CurrentUserDefaultName ? own : zoneID.ownerName
         return WebServices.ZoneID(
             zoneName: zoneID.zoneName, ownerRecordName: owner, zoneType: zoneID.isDefaultZone ? .defaultZone : .regularCustomZone)
     }
@@ -27,7 +29,7 @@ struct RecordOutput {
     func zoneIDJSON(_ zoneID: RecordZone.ID) -> JSON {
         let z = self.zoneID(zoneID)
         return .object([
-            ("zoneName", .string(z.zoneName)), ("ownerRecordName", .string(z.ownerRecordName ?? CurrentUserDefaultName)),
+            ("zoneName", .string(z.zoneName)), ("ownerRecordName", .string(z.ownerRecordName ?? RecordOutput.publicOwner)),
             ("zoneType", .string(z.zoneType?.rawValue ?? "REGULAR_CUSTOM_ZONE")),
         ])
     }
@@ -69,6 +71,9 @@ struct RecordOutput {
     func error(_ error: any Error, recordName: String) -> JSON {
         ServerError(error, signIn: call.state.signInURL).item([("recordName", .string(recordName))])
     }
+
+    /// The owner name of the public database's zone in Web Services.
+    static let publicOwner = "_defaultOwner"
 
     /// The `deviceID` of `created` and `modified`: FogKit does not record devices.
     static let deviceID = "FogKit"
