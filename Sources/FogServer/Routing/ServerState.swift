@@ -9,6 +9,8 @@ final class ServerState: Sendable {
     let credentials: CredentialCache
     let signatures: RequestSignatureChecker
     let configuration: FogServer.Configuration
+    /// The folder asset uploads wait in until a record saves them.
+    let staging: AssetStaging
     private let boundPort = Mutex<Int?>(nil)
 
     init(store: ServerStore, credentials: CredentialCache, configuration: FogServer.Configuration) {
@@ -16,6 +18,7 @@ final class ServerState: Sendable {
         self.credentials = credentials
         self.configuration = configuration
         signatures = RequestSignatureChecker(window: configuration.signatureWindow)
+        staging = AssetStaging(storeDirectory: store.directory)
     }
 
     func setPort(_ port: Int) { boundPort.withLock { $0 = port } }
