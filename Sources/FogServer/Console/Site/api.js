@@ -67,17 +67,21 @@ export function containers() {
   return send("GET", "/admin/1/containers");
 }
 
-/// Uploads `file` for a record's asset field: `assets/upload` for a URL, then the bytes to
-/// it. Answers the asset dictionary records/modify takes.
-export async function uploadAsset(file, recordType, fieldName, recordName, zoneID) {
-  const token = { recordType, fieldName };
-  if (recordName) token.recordName = recordName;
-  const answer = await ws("assets/upload", { zoneID, tokens: [token] });
-  const url = answer.tokens && answer.tokens[0] && answer.tokens[0].url;
-  if (!url) throw new Error("assets/upload gave no upload URL");
-  const response = await fetch(url, { method: "POST", body: file, headers: { "Content-Type": "application/octet-stream" } });
-  const json = await response.json().catch(() => ({}));
-  if (!response.ok) throw new ServerError(response.status, json);
-  if (!json.singleFile) throw new Error("the upload answered no singleFile");
-  return json.singleFile;
+/// Uploads `files` for a record's asset field (one, or the items of an ASSETID_LIST), as
+/// CloudKit JS does: one `assets/upload` call with a token a file for the upload URLs, then
+/// each file's bytes to its URL. Answers the asset dictionaries records/modify takes.
+export async function uploadAssets(files, recordType, fieldName, recordName, zoneID) {
+  const tokens = files.map(() => (recordName ? { recordType, fieldName, recordName } : { recordType, fieldName }));
+  const answer = await ws("assets/upload", { zoneID, tokens });
+  const urls = (answer.tokens || []).map((token) => token.url);
+  if (urls.length !== files.length || urls.some((url) => !url)) throw new Error("assets/upload gave no upload URL for every file");
+  const assets = [];
+  for (const [i, file] of files.entries()) {
+    const response = await fetch(urls[i], { method: "POST", body: file, headers: { "Content-Type": "application/octet-stream" } });
+    const json = await response.json().catch(() => ({}));
+    if (!response.ok) throw new ServerError(response.status, json);
+    if (!json.singleFile) throw new Error("the upload answered no singleFile");
+    assets.push(json.singleFile);
+  }
+  return assets;
 }

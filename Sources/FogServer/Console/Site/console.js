@@ -3,7 +3,7 @@
 // policy applies to it as to that user's own requests); the schema, roles and the user
 // directory go through the administration API. Both need the administrator token.
 
-import { session, setToken, ws, admin, containers, uploadAsset } from "./api.js";
+import { session, setToken, ws, admin, containers, uploadAssets } from "./api.js";
 import { TYPES, isList, itemType, formatField, parseField, summary } from "./fields.js";
 
 const $ = (id) => document.getElementById(id);
@@ -252,8 +252,7 @@ async function editorFields(recordType, recordName, zoneID) {
       // No file chosen: an update leaves the asset as it is (update changes only the
       // fields it names); a create has none.
       if (file.files.length === 0) continue;
-      const assets = [];
-      for (const chosen of file.files) assets.push(await uploadAsset(chosen, recordType, name, recordName, zoneID));
+      const assets = await uploadAssets([...file.files], recordType, name, recordName, zoneID);
       fields[name] = { type, value: isList(type) ? assets : assets[0] };
     } else {
       const text = row.querySelector(".field-value").value;
