@@ -53,6 +53,8 @@ let package = Package(
                 "FogKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // PBKDF2 for the sign-in page's password hashes.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Console/Site")],

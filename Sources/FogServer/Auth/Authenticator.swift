@@ -11,11 +11,18 @@ import Hummingbird
 ///   caller, with `ckWebAuthToken` a user: a token that is not one of this store's is 401
 ///   `AUTHENTICATION_FAILED`; an expired one is 421 `AUTHENTICATION_REQUIRED` with the
 ///   sign-in page, as is a user the store's directory no longer has.
+/// - The web console: `X-FogKit-Administrator-Token` (an administrator token `fog admin
+///   token` minted; any other is 401 `AUTHENTICATION_FAILED`), acting as the directory's user
+///   `X-FogKit-Act-As` names, or as nobody without it. The request then reaches exactly what
+///   that user's own requests would.
 struct Authenticator {
     let state: ServerState
 
     func caller(of request: Request, route: Route, body: [UInt8]) throws(ServerError) -> Caller {
         let headers = request.headers
+        if let token = headers[Self.administratorTokenHeader] {
+            return try administrator(token: token, actingAs: headers[Self.actAsHeader], environment: route.environment)
+        }
         if let keyID = headers[field(RequestSignatureChecker.keyIDHeader)] {
             guard let key = state.credentials.key(keyID) else {
                 throw ServerError(.authenticationFailed, "unknown server-to-server key \(keyID)")
@@ -53,6 +60,36 @@ struct Authenticator {
                 .authenticationRequired, "user \(session.user) is not in the store's directory", redirectURL: state.signInURL)
         }
         return .user(session.user, session: session)
+    }
+
+    static let administratorTokenHeader = HTTPField.Name("X-FogKit-Administrator-Token")!
+    static let actAsHeader = HTTPField.Name("X-FogKit-Act-As")!
+
+    /// Checks an administrator token (401 `AUTHENTICATION_FAILED` when it is not one).
+    func checkAdministrator(_ request: Request) throws(ServerError) {
+        guard let token = request.headers[Self.administratorTokenHeader], !token.isEmpty else {
+            throw ServerError(.authenticationFailed, "the administration API needs the header \(Self.administratorTokenHeader)")
+        }
+        guard state.credentials.isAdministratorToken(token) else {
+            throw ServerError(.authenticationFailed, "unknown administrator token")
+        }
+    }
+
+    /// The console's caller: the administrator acting as `user` (`nil` or empty: nobody),
+    /// who must be in `environment`'s directory.
+    private func administrator(
+        token: String, actingAs user: String?, environment: Container.Environment
+    ) throws(ServerError)
+        -> Caller
+    {
+        guard state.credentials.isAdministratorToken(token) else {
+            throw ServerError(.authenticationFailed, "unknown administrator token")
+        }
+        guard let user, !user.isEmpty else { return .administrator(actingAs: nil) }
+        guard (try? state.store.userExists(user, in: environment)) == true else {
+            throw ServerError(.badRequest, "no user \(user) in the \(environment) directory to act as")
+        }
+        return .administrator(actingAs: user)
     }
 
     private func field(_ name: String) -> HTTPField.Name { HTTPField.Name(name)! }

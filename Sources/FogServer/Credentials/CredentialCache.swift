@@ -30,6 +30,13 @@ final class CredentialCache: Sendable {
     func isAdministratorToken(_ token: String) -> Bool { contains { $0.administratorTokens.contains(token) } }
     func key(_ keyID: String) -> CredentialFile.Key? { lookup { $0.keys[keyID] } }
 
+    /// Whether `password` is `user`'s sign-in password. Reads the file afresh, so a password
+    /// `fog user password` just set or changed counts at once.
+    func checkPassword(_ password: String, user: String) -> Bool {
+        guard let hash = (try? CredentialFile.read(in: directory))??.passwords?[user] else { return false }
+        return hash.matches(password)
+    }
+
     /// Asks `find`, and asks again after rereading the file when it answered no and the file
     /// changed.
     private func lookup<T: Sendable>(_ find: (State) -> T?) -> T? {

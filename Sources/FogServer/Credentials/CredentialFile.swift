@@ -18,6 +18,9 @@ struct CredentialFile: Codable, Sendable, Equatable {
     var apiTokens: [String] = []
     var keys: [Key] = []
     var administratorTokens: [String] = []
+    /// The sign-in page's password hashes by user name (`fog user password`); files written
+    /// before passwords existed have none.
+    var passwords: [String: PasswordHash]? = nil
 
     static let fileName = "credentials.json"
     static let lockName = "credentials.lock"

@@ -69,4 +69,19 @@ public struct ServerCredentials: Sendable {
             return token
         }
     }
+
+    /// Sets the password `user` signs in with on the server's sign-in page (`/signin`),
+    /// kept as a salted PBKDF2-SHA256 hash. The caller checks that the user exists
+    /// (`fog user password` does).
+    /// - Throws: ``CredentialError`` for an empty user name or password.
+    public func setPassword(_ password: String, user: String) throws {
+        guard !user.isEmpty else { throw CredentialError("the user name is empty") }
+        guard !password.isEmpty else { throw CredentialError("the password is empty") }
+        let hash = try PasswordHash(password: password)
+        try CredentialFile.update(in: directory) { file in
+            var passwords = file.passwords ?? [:]
+            passwords[user] = hash
+            file.passwords = passwords
+        }
+    }
 }

@@ -49,6 +49,38 @@ struct UserTokenCommand: AsyncParsableCommand {
     }
 }
 
+/// `fog user password`: the password a user signs in with on `fog serve`'s sign-in page.
+struct UserPasswordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "password",
+        abstract: "Set the password NAME signs in with on the server's sign-in page (/signin); read from standard input.",
+        discussion: """
+            The first line of standard input is the password (so it stays out of the shell's \
+            history and the process list):
+              printf '%s\\n' "$PASSWORD" | fog user password alice
+            credentials.json keeps a salted PBKDF2-SHA256 hash of it, never the password. The \
+            user must be in the directory (fog user add). Setting it again replaces it.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The user name.")
+    var name: String
+
+    func run() async throws {
+        let admin = try store.openAdministrator()
+        let known = try admin.users()[name] != nil
+        admin.close()
+        guard known else { throw ValidationError("no user \(name) in the directory; add one with `fog user add \(name)`") }
+        let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        let password = String(input.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+        guard !password.isEmpty else { throw ValidationError("give the password on standard input") }
+        try ServerCredentials(store: store.directory).setPassword(password, user: name)
+        FileHandle.standardError.write(Data("password set for \(name)\n".utf8))
+    }
+}
+
 /// `fog key`: server-to-server keys.
 struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -13,7 +13,7 @@ struct UserCommand: AsyncParsableCommand {
               fog user list
             Other users find a user by email address (Container.userIdentity(forEmailAddress:)).
             """,
-        subcommands: [AddUserCommand.self, ListUsersCommand.self, UserTokenCommand.self]
+        subcommands: [AddUserCommand.self, ListUsersCommand.self, UserTokenCommand.self, UserPasswordCommand.self]
     )
 }
 
