@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // Whole-workload runs that print `<name> <ops/s> ops/s …` lines.
@@ -52,7 +53,7 @@ let package = Package(
             name: "server-bench",
             dependencies: [
                 .product(name: "FogKit", package: "FogKit"), .product(name: "FogServer", package: "FogKit"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/server-bench"
         ),

@@ -13,6 +13,7 @@ import FogKit
 import FogServer
 import Foundation
 import Hummingbird
+import Logging
 
 let arguments = CommandLine.arguments
 func option(_ name: String, _ fallback: Int) -> Int {
@@ -70,7 +71,7 @@ func wrk(_ url: String, script: String, seconds: Int, connections: Int) throws -
 }
 
 /// Runs `body` repeatedly for `seconds` and returns calls per second.
-func inProcessRate(seconds: Double, _ body: () async throws -> Void) async throws -> Double {
+@MainActor func inProcessRate(seconds: Double, _ body: () async throws -> Void) async throws -> Double {
     let start = Date()
     var count = 0
     while Date().timeIntervalSince(start) < seconds {
@@ -174,9 +175,10 @@ struct Row {
 var rows: [Row] = []
 var generator = SystemRandomNumberGenerator()
 
-func record(_ name: String, url: String, script: String, inProcess: (() async throws -> Void)?) async throws {
+@MainActor func record(_ name: String, url: String, script: String, inProcess: (() async throws -> Void)?) async throws {
     let result = try wrk(url, script: script, seconds: seconds, connections: connections)
-    let local = try await inProcess.map { try await inProcessRate(seconds: Double(seconds) / 2, $0) }
+    var local: Double?
+    if let inProcess { local = try await inProcessRate(seconds: Double(seconds) / 2, inProcess) }
     rows.append(Row(name: name, wrk: result, inProcess: local, rss: residentMemory().now))
     if !result.errors.isEmpty { print("\(name): \(result.errors)") }
 }

@@ -18,7 +18,7 @@ import Hummingbird
 struct Authenticator {
     let state: ServerState
 
-    func caller(of request: Request, route: Route, body: [UInt8]) throws(ServerError) -> Caller {
+    func caller(of request: Request, route: Route, body: [UInt8], query: [String: String]) throws(ServerError) -> Caller {
         let headers = request.headers
         if let token = headers[Self.administratorTokenHeader] {
             return try administrator(token: token, actingAs: headers[Self.actAsHeader], environment: route.environment)
@@ -41,15 +41,14 @@ struct Authenticator {
             }
             return .key(id: keyID, user: key.user)
         }
-        let query = ServerResponder.queryParameters(request)
-        guard let apiToken = query["ckAPIToken"], !apiToken.isEmpty else {
+        guard let apiToken = query["ckAPIToken"].map(ServerResponder.decoded), !apiToken.isEmpty else {
             throw ServerError(.authenticationFailed, "the request has no ckAPIToken (and no server-to-server signature)")
         }
         guard state.credentials.isAPIToken(apiToken) else {
             throw ServerError(.authenticationFailed, "unknown API token")
         }
         guard let text = query["ckWebAuthToken"] ?? query["ckSession"], !text.isEmpty else { return .anonymous }
-        guard let session = WebAuthToken(text, secret: state.credentials.secret) else {
+        guard let session = state.sessions.session(text) else {
             throw ServerError(.authenticationFailed, "the web auth token is not one this server issued")
         }
         guard session.expires > Date() else {

@@ -75,11 +75,17 @@ extension JSONEncoder {
     }
 }
 
-/// Random bytes from the system's generator.
+/// Random bytes from the system's generator, eight at a time.
 enum SecureBytes {
     static func random(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            var word = generator.next()
+            withUnsafeBytes(of: &word) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
     }
 
     static func hex(_ count: Int) -> String { random(count).map { String(format: "%02x", $0) }.joined() }

@@ -17,7 +17,7 @@ struct Route: Sendable, Equatable {
     init?(path: String) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard parts.count >= 5, parts[1] == "1" else { return nil }
-        container = parts[2].removingPercentEncoding ?? parts[2]
+        container = parts[2].contains("%") ? (parts[2].removingPercentEncoding ?? parts[2]) : parts[2]
         guard let environment = Container.Environment(rawValue: parts[3]) else { return nil }
         self.environment = environment
         switch parts[0] {

@@ -36,16 +36,16 @@ struct ServerResponder: HTTPResponder {
             throw ServerError(.notFound, "\(route.endpoint) does not take \(request.method.rawValue)")
         }
         let body = try await Self.body(of: &request, limit: endpoint.bodyLimit ?? state.configuration.maximumBodySize)
-        let caller = try Authenticator(state: state).caller(of: request, route: route, body: body)
+        let query = Self.queryParameters(request)
+        let caller = try Authenticator(state: state).caller(of: request, route: route, body: body, query: query)
         let container = try state.store.container(route.environment, user: caller.user)
         let call = EndpointCall(
-            route: route, caller: caller, container: container, body: body, query: Self.queryParameters(request), state: state,
+            route: route, caller: caller, container: container, body: body, query: query, state: state,
             request: request)
         var response = try await endpoint.handler(call)
         if case .user(let user, let session) = caller {
             // A fresh token on every response; the one sent stays valid until it expires.
-            let fresh = WebAuthToken(user: user, expires: Date().addingTimeInterval(session.lifetime), lifetime: session.lifetime)
-            response.headers[Self.webAuthTokenHeader] = fresh.encoded(secret: state.credentials.secret)
+            response.headers[Self.webAuthTokenHeader] = state.sessions.freshToken(user: user, lifetime: session.lifetime)
         }
         return response
     }
@@ -62,10 +62,23 @@ struct ServerResponder: HTTPResponder {
         }
     }
 
+    /// The query's parameters as sent, still percent-encoded (``decoded(_:)`` decodes one):
+    /// a web auth token is looked up by the text the client sends, so a session's later
+    /// requests skip its decoding.
     static func queryParameters(_ request: Request) -> [String: String] {
         var result: [String: String] = [:]
-        for (key, value) in request.uri.queryParameters { result[String(key)] = String(value) }
+        guard let query = request.uri.query, !query.isEmpty else { return result }
+        for pair in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            let key = decoded(String(Substring(parts[0])))
+            result[key] = parts.count > 1 ? String(Substring(parts[1])) : ""
+        }
         return result
+    }
+
+    /// `text` with its percent escapes decoded (a `+` stays a `+`).
+    static func decoded(_ text: String) -> String {
+        text.utf8.contains(UInt8(ascii: "%")) ? (text.removingPercentEncoding ?? text) : text
     }
 
     /// The error's dictionary at the top level, with its HTTP status.

@@ -8,6 +8,7 @@ final class ServerState: Sendable {
     let store: ServerStore
     let credentials: CredentialCache
     let signatures: RequestSignatureChecker
+    let sessions: WebAuthSessions
     let configuration: FogServer.Configuration
     /// The folder asset uploads wait in until a record saves them.
     let staging: AssetStaging
@@ -18,6 +19,7 @@ final class ServerState: Sendable {
         self.credentials = credentials
         self.configuration = configuration
         signatures = RequestSignatureChecker(window: configuration.signatureWindow)
+        sessions = WebAuthSessions(credentials: credentials)
         staging = AssetStaging(storeDirectory: store.directory)
     }
 
