@@ -149,6 +149,78 @@ import Testing
         _ = try await container.privateCloudDatabase.save(note("small", text: "fits"))
     }
 
+    /// The usage counters of the store in `directory` (each owner's key → bytes), read
+    /// while no container has it open.
+    private func usageCounts(in directory: TemporaryDirectory, removing: Bool = false) throws -> [[UInt8]: Int64] {
+        let environment = try LMDBStore.open(directory: directory.url, configuration: .init(tables: ["meta"]))
+        defer { environment.close() }
+        var counts: [[UInt8]: Int64] = [:]
+        try environment.writeAndWait { txn throws in
+            let meta = environment.table(named: "meta")
+            var keys: [[UInt8]] = []
+            try txn.scan(meta) { key, value in
+                guard String(decoding: key, as: UTF8.self).contains("usage") else { return true }
+                keys.append(Array(key))
+                if Array(key) != Array("usageCounted".utf8) {
+                    counts[Array(key)] = value.reduce(Int64(0)) { $0 << 8 | Int64($1) }
+                }
+                return true
+            }
+            if removing { for key in keys { try txn.delete(key, in: meta) } }
+        }
+        return counts
+    }
+
+    /// Updates keep the running count equal to a count of the stored records, whether they
+    /// keep, add, replace or remove assets or hold none: the count after the updates is the
+    /// one a store without counters gets when it is opened. (The store is counted once
+    /// before the updates too, so that the user records sign-in writes, which requests do not
+    /// count, are in both.)
+    @Test func updatesCountWhatACountOfTheStoredRecordsFinds() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let small = directory.url.appendingPathComponent("small.bin")
+        let large = directory.url.appendingPathComponent("large.bin")
+        try Data(repeating: 1, count: 1_234).write(to: small)
+        try Data(repeating: 2, count: 5_678).write(to: large)
+        do {
+            let container = try directory.open()
+            defer { container.close() }
+            let plain = note("plain", text: "no assets")
+            let photo = note("photo", text: "one asset")
+            photo["image"] = Asset(fileURL: small)
+            let album = note("album", text: "a list of assets")
+            album["images"] = [Asset(fileURL: small), Asset(fileURL: large)]
+            _ = try await container.privateCloudDatabase.modifyRecords(saving: [plain, photo, album], deleting: [])
+        }
+        _ = try usageCounts(in: directory, removing: true)
+        try directory.open().close()
+        let before = try usageCounts(in: directory)
+        do {
+            let container = try directory.open()
+            defer { container.close() }
+            let db = container.privateCloudDatabase
+            func update(_ name: String, _ change: (Record) -> Void) async throws {
+                let record = Record(recordType: "Note", recordID: Record.ID(recordName: name))
+                change(record)
+                _ = try await db.modifyRecords(saving: [record], deleting: [], savePolicy: .changedKeys)
+            }
+            try await update("plain") { $0["text"] = "still none" }
+            try await update("photo") { $0["text"] = "keeps its asset" }
+            try await update("photo") { $0["image"] = Asset(fileURL: large) }
+            try await update("album") { $0["images"] = [Asset(fileURL: large)] }
+            try await update("plain") { $0["image"] = Asset(fileURL: small) }
+            try await update("photo") { $0["image"] = nil }
+            try await update("photo") { $0["text"] = "none left" }
+        }
+        let running = try usageCounts(in: directory, removing: true)
+        #expect(running != before)
+        // Reopened without counters, the store counts its records.
+        try directory.open().close()
+        let counted = try usageCounts(in: directory)
+        #expect(counted == running)
+    }
+
     /// A participant's saves into a shared zone count against the zone owner's storage, as
     /// CloudKit charges shared data to its owner; the participant's own storage is untouched.
     @Test func sharedZoneWritesCountAgainstTheOwner() async throws {

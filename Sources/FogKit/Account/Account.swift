@@ -32,16 +32,32 @@ final class Account: Sendable {
     }
 
     private let state: Mutex<State>
+    /// How many times the account was replaced. It changes inside the lock, before
+    /// ``replace(with:)`` returns, so a reader that sees the count of its last cached read
+    /// knows the account is the one it read then (``Database/context`` caches on it).
+    private let replacements = Atomic<UInt64>(0)
 
     init(_ state: State) { self.state = Mutex(state) }
 
     /// The account now.
     var current: State { state.withLock { $0 } }
 
+    /// The account now, and the ``version`` it goes with, read together.
+    var currentWithVersion: (state: State, version: UInt64) {
+        state.withLock { ($0, replacements.load(ordering: .acquiring)) }
+    }
+
+    /// The number of replacements so far, read without the lock: equal to the version of an
+    /// earlier ``currentWithVersion`` read, the account is still the one that read returned.
+    var version: UInt64 { replacements.load(ordering: .acquiring) }
+
     /// Replaces the account; returns the one it replaced.
     func replace(with new: State) -> State {
         state.withLock { s in
-            defer { s = new }
+            defer {
+                s = new
+                _ = replacements.wrappingAdd(1, ordering: .releasing)
+            }
             return s
         }
     }

@@ -16,6 +16,9 @@ public final class Database: Sendable, CustomStringConvertible {
     let baseContext: DatabaseContext
     /// The container's signed-in account, which ``context`` reads once per call.
     let account: Account
+    /// The last context built, with the ``Account/version`` of the account it was built
+    /// for: the account changes seldom, so most calls take it as it is.
+    private let cachedContext: Mutex<(version: UInt64, context: DatabaseContext)>
     /// The container that made this database, while it exists.
     let link: ContainerLink
     let limits: RequestLimits
@@ -37,9 +40,23 @@ public final class Database: Sendable, CustomStringConvertible {
     /// Who is asking, and in which database: the context of one call, for the account
     /// signed in now. Each call reads it once and passes it down, so that it acts for one
     /// account from start to end (one lock, no allocation).
+    ///
+    /// The context of the last account read is kept, with the account's version: while the
+    /// version is the same the account is, and the kept context is returned. A sign-in, a
+    /// sign-out or a status change moves the version before it returns, so the next call
+    /// builds the context again from the new account.
     var context: DatabaseContext {
-        let state = account.current
-        var context = baseContext
+        let version = account.version
+        if let context = cachedContext.withLock({ $0.version == version ? $0.context : nil }) { return context }
+        let (state, current) = account.currentWithVersion
+        let context = Self.build(baseContext, for: state)
+        cachedContext.withLock { $0 = (current, context) }
+        return context
+    }
+
+    /// `base` with the account `state`: its user, if usable, and its problem.
+    private static func build(_ base: DatabaseContext, for state: Account.State) -> DatabaseContext {
+        var context = base
         context.user = state.usableRecordName
         context.accountProblem = state.problem
         return context
@@ -56,13 +73,16 @@ public final class Database: Sendable, CustomStringConvertible {
         self.operationQueue = OperationQueue()
         operationQueue.name = "FogKit.Database.\(scope)"
         self.engine = engine
-        self.baseContext = DatabaseContext(
+        let baseContext = DatabaseContext(
             scope: scope, user: nil, tombstoneRetention: configuration.tombstoneRetention,
             notificationRetention: configuration.notificationRetention,
             feeds: configuration.changeFeeds.feedZones, schemaMode: configuration.environment.schemaMode, faults: faults,
             quotas: StorageQuotas(
                 perUser: configuration.userStorageQuota.map(Int64.init),
                 publicDatabase: configuration.publicStorageQuota.map(Int64.init)))
+        self.baseContext = baseContext
+        let (state, version) = account.currentWithVersion
+        self.cachedContext = Mutex((version, Self.build(baseContext, for: state)))
         var limits = configuration.limits.requestLimits
         limits.maximumAssetSize = configuration.maximumAssetSize
         self.limits = limits

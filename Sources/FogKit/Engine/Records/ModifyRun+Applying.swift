@@ -38,8 +38,9 @@ extension ModifyRun {
             } else {
                 bytes = try RecordCodec.encode(stored, names: &names)
             }
-            let oldUsage = try p.existing.map { try StorageUsage.measure(encoded: $0.bytes) } ?? 0
-            usageDeltas[usageOwner, default: 0] += try StorageUsage.measure(encoded: bytes) - oldUsage
+            let oldUsage = try p.existing.map { try StorageUsage.measure($0) } ?? 0
+            let newUsage = try StorageUsage.measure(saved: bytes, p.existing, p.changes, p.values)
+            usageDeltas[usageOwner, default: 0] += newUsage - oldUsage
             // A new row id is above every other, so the record appends to the table's last
             // page, which a B-tree store then fills instead of splitting it in half.
             try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: writer.records.table, append: p.existing == nil) {

@@ -47,12 +47,7 @@ enum StorageUsage {
         var total = Int64(buffer.count)
         try RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
             _, type, payload in
-            guard type == .asset || type == .assetList else { return true }
-            switch try RecordCodec.decodePayload(payload, type: type) {
-            case .asset(let a): total += a.storedSize
-            case .assetList(let list): for a in list { total += a.storedSize }
-            default: break
-            }
+            total += try assetBytes(payload, type: type)
             return true
         }
         return total
@@ -61,6 +56,57 @@ enum StorageUsage {
     /// The form of ``measure(encoded:)-(UnsafeRawBufferPointer)`` for a byte array.
     static func measure(encoded bytes: [UInt8]) throws -> Int64 {
         try bytes.withUnsafeBytes { try measure(encoded: $0) }
+    }
+
+    /// What ``measure(encoded:)-([UInt8])`` counts for `record`'s bytes, from the field table
+    /// its read parsed and checked already: no second walk of the bytes, and only its asset
+    /// fields decoded.
+    static func measure(_ record: EncodedRecord) throws -> Int64 {
+        var total = Int64(record.bytes.count)
+        for field in record.fields where isAsset(field.type) {
+            total += try record.bytes.withUnsafeBytes {
+                try assetBytes(UnsafeRawBufferPointer(rebasing: $0[field.payload]), type: field.type)
+            }
+        }
+        assert((try? measure(encoded: record.bytes)) == total, "a record's table counts what its bytes do")
+        return total
+    }
+
+    /// What ``measure(encoded:)-([UInt8])`` counts for `bytes`, the encoding of a save: of the
+    /// record `existing` updated with `changes`, or of a new record with `values`. A record
+    /// that can hold no asset (none of the fields it keeps is one, nor any value it writes:
+    /// the encoding takes each field's type from one or the other) counts its bytes alone,
+    /// without a walk of its field table.
+    static func measure(
+        saved bytes: [UInt8], _ existing: EncodedRecord?, _ changes: FieldChanges, _ values: [String: FieldValue]
+    ) throws -> Int64 {
+        let mayHoldAssets: Bool
+        if let existing {
+            mayHoldAssets =
+                existing.fields.contains { isAsset($0.type) } || changes.values.contains { $0.map { isAsset($0.fieldType) } ?? false }
+        } else {
+            mayHoldAssets = values.values.contains { isAsset($0.fieldType) }
+        }
+        guard mayHoldAssets else {
+            assert(try! measure(encoded: bytes) == Int64(bytes.count), "a record without assets counts its bytes")
+            return Int64(bytes.count)
+        }
+        return try measure(encoded: bytes)
+    }
+
+    /// Whether fields of `type` hold assets.
+    @inline(__always)
+    private static func isAsset(_ type: FieldType) -> Bool { type == .asset || type == .assetList }
+
+    /// The sizes of the assets in a field's payload: 0 unless it is an asset or a list of them.
+    @inline(__always)
+    private static func assetBytes(_ payload: UnsafeRawBufferPointer, type: FieldType) throws -> Int64 {
+        guard isAsset(type) else { return 0 }
+        switch try RecordCodec.decodePayload(payload, type: type) {
+        case .asset(let a): return a.storedSize
+        case .assetList(let list): return list.reduce(0) { $0 + $1.storedSize }
+        default: return 0
+        }
     }
 
     /// The bytes `owner` stores.
