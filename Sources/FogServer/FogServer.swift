@@ -3,6 +3,8 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
+import UnixSignals
 
 /// An HTTP server that speaks CloudKit Web Services for one FogKit store, with its
 /// authentication (API tokens, web auth tokens, server-to-server keys) and the web console.
@@ -106,7 +108,16 @@ public final class FogServer: Sendable {
             logger: logger
         )
         defer { state.store.close() }
-        try await application.runService()
+        // SIGINT and SIGTERM shut down gracefully, and so does cancelling the task that runs the
+        // server (tests and embedding programs stop it that way): connections finish their
+        // requests and close instead of being torn down mid-flight.
+        let group = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await withTaskCancellationHandler {
+            try await group.run()
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
+        }
     }
 }
 
