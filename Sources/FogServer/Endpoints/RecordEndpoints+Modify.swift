@@ -8,6 +8,8 @@ extension RecordEndpoints {
             var operationType: String
             var record: WebServices.RecordDictionary
             var formatError: ServerError?
+            /// The record has no `recordName` (a create may leave it out).
+            var unnamed = false
 
             enum CodingKeys: String, CodingKey { case operationType, record }
             enum NameKey: String, CodingKey { case recordName }
@@ -20,6 +22,7 @@ extension RecordEndpoints {
                 } catch {
                     let name = try? c.nestedContainer(keyedBy: NameKey.self, forKey: .record).decode(String.self, forKey: .recordName)
                     record = WebServices.RecordDictionary(recordName: name ?? "")
+                    unnamed = name == nil
                     formatError = ServerError(.badRequest, "the record is not valid: \(WebServices.FormatError(error).description)")
                 }
             }
@@ -38,7 +41,11 @@ extension RecordEndpoints {
     /// order. With `atomic` (the default) in a custom zone a failure writes nothing: the
     /// failing operation carries its own error, the others `ATOMIC_ERROR`; the status stays 200.
     @Sendable static func modify(_ call: EndpointCall) async throws -> JSON {
-        let request = try call.decode(ModifyRequest.self, fillingRecordNames: true)
+        var request = try call.decode(ModifyRequest.self)
+        if request.operations.contains(where: { $0.unnamed && $0.operationType == "create" }) {
+            // Only then is the body read a second time, to name those records.
+            request = try call.decode(ModifyRequest.self, fillingRecordNames: true)
+        }
         guard !request.operations.isEmpty else { throw ServerError(.badRequest, "operations is empty") }
         guard request.operations.count <= maximumOperations else {
             throw ServerError(.badRequest, "\(request.operations.count) operations in one request; the limit is \(maximumOperations)")

@@ -43,11 +43,11 @@ struct RecordOutput {
             let wanted = Set(desiredKeys)
             dictionary.fields = dictionary.fields.filter { wanted.contains($0.key) }
         }
-        for key in dictionary.fields.keys {
-            var field = dictionary.fields[key]!
-            if field.type == nil, let value = field.value { field.type = value.inferredType }
-            if numbersAsStrings { field.value = field.value.map(Self.stringifyingNumbers) }
-            dictionary.fields[key] = field
+        // Every field already has its type (`FieldValueDictionary` sets it from the value).
+        if numbersAsStrings {
+            for key in dictionary.fields.keys {
+                dictionary.fields[key]!.value = dictionary.fields[key]!.value.map(Self.stringifyingNumbers)
+            }
         }
         dictionary.created?.deviceID = Self.deviceID
         dictionary.modified?.deviceID = Self.deviceID
