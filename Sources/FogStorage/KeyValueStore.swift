@@ -41,6 +41,13 @@ public protocol KeyValueStore: AnyObject, Sendable {
     ///   not create; ``StorageError/incompatible`` for data the backend cannot read.
     static func open(at location: URL, configuration: StoreConfiguration) throws -> Self
 
+    /// The address of a store that belongs with the one at `location`, named `name` (see
+    /// ``StoreLocation/appending(_:)``). A default gives a local store's subfolder.
+    static func location(_ location: URL, appending name: String) -> URL
+
+    /// `location` for messages, without secrets. A default gives a file URL's path.
+    static func displayName(of location: URL) -> String
+
     /// Balances one ``open(at:configuration:)``; the last one finishes the queued writes
     /// and releases the store. Later calls throw ``StorageError/closed``.
     func close()
