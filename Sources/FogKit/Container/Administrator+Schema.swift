@@ -88,7 +88,7 @@ extension Container.Administrator {
 
     private func openEngine(for environment: Container.Environment) throws -> StoreEngine {
         try StoreEngine(
-            directory: environment.storeDirectory(in: directory), identifier: containerIdentifier,
+            location: environment.storeLocation(in: store), identifier: containerIdentifier,
             durability: requestedConfiguration.durability.storage, caller: .administrator, advisor: engine.indexes.advisor,
             encryptionKey: requestedConfiguration.encryptionKey)
     }

@@ -1,13 +1,12 @@
-import FogStorageLMDB
 import Foundation
 
-/// The engine FogKit runs: the one place that picks the storage backend. Everything
-/// else in FogKit is written against the `FogStorage` interface; this is the only file
-/// that imports `FogStorageLMDB`.
+/// The engine FogKit runs: specialised for ``OpenedStore``, which is LMDB's store called
+/// directly or another backend's through an existential (`Storage/`). Everything else in
+/// FogKit is written against the `FogStorage` interface.
 typealias StoreEngine = Engine<StoreBackend>
 
 /// The store FogKit keeps its containers in.
-typealias StoreBackend = LMDBStore
+typealias StoreBackend = OpenedStore
 
-/// Whether `directory` holds a store of the backend FogKit runs.
-func storeExists(at directory: URL) -> Bool { StoreBackend.storeExists(at: directory) }
+/// Whether a store is at `location`.
+func storeExists(at location: StoreLocation) -> Bool { location.storeExists() }

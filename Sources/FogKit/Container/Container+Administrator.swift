@@ -28,8 +28,10 @@ extension Container {
     public final class Administrator: Sendable {
         /// The container's identifier.
         public let containerIdentifier: String
-        /// The directory that holds the store.
+        /// The directory that holds the store; for a store on a database server, its URL.
         public let directory: URL
+        /// Where the store is, and which backend keeps it.
+        public let store: StoreLocation
         /// The options the administrator was opened with (and gives the containers it makes),
         /// with the durability its commits get: the one it asked for, or a stronger one
         /// that another container of this process opened the same directory with.
@@ -44,14 +46,24 @@ extension Container {
         ///
         /// - Throws: ``FogError`` when the store cannot be opened, belongs to another
         ///   container, or was written by an incompatible version.
-        public init(identifier: String, directory: URL, configuration: Configuration = Configuration()) throws {
+        public convenience init(identifier: String, directory: URL, configuration: Configuration = Configuration()) throws {
+            try self.init(identifier: identifier, store: .directory(directory), configuration: configuration)
+        }
+
+        /// Opens (or creates) the store of container `identifier` at `store` for
+        /// administration, migrating a store written by an older FogKit.
+        ///
+        /// - Throws: ``FogError`` when the store cannot be opened, belongs to another
+        ///   container, or was written by an incompatible version.
+        public init(identifier: String, store: StoreLocation, configuration: Configuration = Configuration()) throws {
             guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
             try configuration.validate()
             containerIdentifier = identifier
-            self.directory = directory
+            self.directory = store.url
+            self.store = store
             self.requestedConfiguration = configuration
             engine = try StoreEngine(
-                directory: configuration.environment.storeDirectory(in: directory), identifier: identifier,
+                location: configuration.environment.storeLocation(in: store), identifier: identifier,
                 durability: configuration.durability.storage, caller: .administrator,
                 encryptionKey: configuration.encryptionKey)
         }
@@ -62,7 +74,7 @@ extension Container {
         public func container(user: String? = Container.defaultUser, configuration: Configuration? = nil) throws -> Container {
             try checkOpen()
             return try Container(
-                identifier: containerIdentifier, directory: directory, user: user, configuration: configuration ?? requestedConfiguration,
+                identifier: containerIdentifier, store: store, user: user, configuration: configuration ?? requestedConfiguration,
                 advisor: engine.indexes.advisor)
         }
 
@@ -152,7 +164,7 @@ extension Container {
             try authorize(.backup)
             try withEngine(for: .development) { engine in try fogTry { try engine.maintenance.backup(to: destination) } }
             let production = Container.Environment.production
-            if storeExists(at: production.storeDirectory(in: directory)) {
+            if storeExists(at: production.storeLocation(in: store)) {
                 do {
                     try withEngine(for: production) { engine in
                         try fogTry { try engine.maintenance.backup(to: production.storeDirectory(in: destination)) }

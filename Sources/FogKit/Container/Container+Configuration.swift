@@ -51,6 +51,16 @@ extension Container {
             case .production: directory.appendingPathComponent("production", isDirectory: true)
             }
         }
+
+        /// Where this environment's store is, for the container's `store`: the same store for
+        /// development; for production, the `production` subfolder of a folder, or the
+        /// `production` sibling a database server's backend gives.
+        func storeLocation(in store: StoreLocation) -> StoreLocation {
+            switch self {
+            case .development: store
+            case .production: store.appending("production")
+            }
+        }
     }
 
     /// Which zones keep a change feed that clients can read.

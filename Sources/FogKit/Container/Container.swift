@@ -27,8 +27,10 @@ import Synchronization
 public final class Container: Sendable {
     /// The container's identifier, such as `"iCloud.com.example.notes"`.
     public let containerIdentifier: String?
-    /// The directory that holds the store.
+    /// The directory that holds the store; for a store on a database server, its URL.
     public let directory: URL
+    /// Where the store is, and which backend keeps it.
+    public let store: StoreLocation
     /// The options the container was opened with, with the durability its commits get:
     /// the one it asked for, or a stronger one when another container or administrator
     /// of this process has the same directory open with a stronger one (commits of one
@@ -73,12 +75,38 @@ public final class Container: Sendable {
         identifier: String, directory: URL, user: String? = Container.defaultUser,
         configuration: Configuration = Configuration()
     ) throws {
-        try self.init(identifier: identifier, directory: directory, user: user, configuration: configuration, advisor: IndexAdvisor())
+        try self.init(
+            identifier: identifier, store: .directory(directory), user: user, configuration: configuration, advisor: IndexAdvisor())
+    }
+
+    /// Opens (or creates) the container kept in `store`: an embedded store in a folder
+    /// (``StoreLocation/directory(_:)``), or one on a database server (`.postgres(_:)`, with
+    /// `import FogStoragePostgres`).
+    ///
+    /// ```swift
+    /// let container = try Container(
+    ///     identifier: "iCloud.com.example.notes", store: try .postgres("postgres://fog@db.example.com/notes"))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - identifier: The container identifier; a store belongs to one identifier.
+    ///   - store: Where the store is; created when missing (a server's database must exist).
+    ///   - user: The identity to act for, or `nil` for nobody. Defaults to ``defaultUser``.
+    ///   - configuration: Durability and limits.
+    /// - Throws: ``FogError`` as ``init(identifier:directory:user:configuration:)`` does, and
+    ///   ``FogError/Code/serviceUnavailable`` (with ``FogError/retryAfterSeconds``) when the
+    ///   store's server cannot be reached.
+    public convenience init(
+        identifier: String, store: StoreLocation, user: String? = Container.defaultUser,
+        configuration: Configuration = Configuration()
+    ) throws {
+        try self.init(identifier: identifier, store: store, user: user, configuration: configuration, advisor: IndexAdvisor())
     }
 
     /// Opens the container, collecting index advice in `advisor` (an administrator's, for
     /// the containers it makes).
-    init(identifier: String, directory: URL, user: String?, configuration: Configuration, advisor: IndexAdvisor) throws {
+    init(identifier: String, store: StoreLocation, user: String?, configuration: Configuration, advisor: IndexAdvisor) throws {
+        let directory = store.url
         guard !identifier.isEmpty else { throw FogError(.badContainer, message: "the container identifier is empty") }
         if let user, user.isEmpty || user.utf8.count > 255 {
             throw FogError(.invalidArguments, message: "the user identity must be 1 to 255 bytes long; pass nil for nobody")
@@ -86,10 +114,11 @@ public final class Container: Sendable {
         try configuration.validate()
         self.containerIdentifier = identifier
         self.directory = directory
+        self.store = store
         self.requestedConfiguration = configuration
         // The caller's kind is all opening asks the policy (only the administrator migrates).
         let engine = try StoreEngine(
-            directory: configuration.environment.storeDirectory(in: directory), identifier: identifier,
+            location: configuration.environment.storeLocation(in: store), identifier: identifier,
             durability: configuration.durability.storage, caller: Caller(user: user),
             advisor: advisor, encryptionKey: configuration.encryptionKey
         )

@@ -50,6 +50,12 @@ extension Container {
     /// The identifier of the container stored in `directory`, or `nil` when the
     /// directory holds no store.
     public static func storedIdentifier(at directory: URL) throws -> String? {
-        try fogTry { try Maintenance<StoreBackend>.storedIdentifier(at: directory) }
+        try storedIdentifier(in: .directory(directory))
+    }
+
+    /// The identifier of the container kept in `store`, or `nil` when there is no store
+    /// there (or, for a server, the server cannot be reached).
+    public static func storedIdentifier(in store: StoreLocation) throws -> String? {
+        try fogTry { try Maintenance<StoreBackend>.storedIdentifier(at: store) }
     }
 }

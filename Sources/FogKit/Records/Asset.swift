@@ -11,7 +11,15 @@ import Foundation
 /// with other records).
 public final class Asset: Sendable, Hashable, CustomStringConvertible {
     /// The file holding the asset's bytes.
-    public let fileURL: URL?
+    ///
+    /// For a fetched asset of a store on a database server, the file is written to this
+    /// process's working folder from the database the first time this is read.
+    public var fileURL: URL? {
+        if let storedName, let url = location { RemoteAssets.materializeIfNeeded(storedName, in: url.deletingLastPathComponent()) }
+        return location
+    }
+    /// The file's URL (the stored copy's, once saved).
+    private let location: URL?
     /// The stored copy's identifier inside the container, once saved.
     let storedName: String?
     /// The size of the stored bytes, once saved.
@@ -25,7 +33,7 @@ public final class Asset: Sendable, Hashable, CustomStringConvertible {
     /// anything is copied. A file larger than ``Container/Configuration/maximumAssetSize``
     /// (50 MB by default) fails the save with ``FogError/Code/limitExceeded``.
     public init(fileURL: URL) {
-        self.fileURL = fileURL
+        self.location = fileURL
         self.storedName = nil
         self.storedSize = 0
     }
@@ -33,21 +41,21 @@ public final class Asset: Sendable, Hashable, CustomStringConvertible {
     init(storedName: String, size: Int64, directory: URL) {
         self.storedName = storedName
         self.storedSize = size
-        self.fileURL = directory.appendingPathComponent(storedName)
+        self.location = directory.appendingPathComponent(storedName)
     }
 
     /// Two assets are equal when they name the same stored copy, or (before
     /// saving) the same file.
     public static func == (lhs: Asset, rhs: Asset) -> Bool {
         if let l = lhs.storedName, let r = rhs.storedName { return l == r }
-        return lhs.storedName == nil && rhs.storedName == nil && lhs.fileURL == rhs.fileURL
+        return lhs.storedName == nil && rhs.storedName == nil && lhs.location == rhs.location
     }
 
     /// Hashes the stored name or file URL.
     public func hash(into hasher: inout Hasher) {
-        if let storedName { hasher.combine(storedName) } else { hasher.combine(fileURL) }
+        if let storedName { hasher.combine(storedName) } else { hasher.combine(location) }
     }
 
     /// The file URL.
-    public var description: String { "<Asset \(fileURL?.path ?? "nil")>" }
+    public var description: String { "<Asset \(location?.path ?? "nil")>" }
 }

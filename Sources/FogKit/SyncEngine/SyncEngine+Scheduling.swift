@@ -88,6 +88,7 @@ extension SyncEngine {
             let ready: Bool = try await withWorkLock { await $0.reconcileAccount() }
             guard ready else { return nil }
             var subscriptionID = state.storage.subscriptionID
+            let firstListening = subscriptionID == nil
             if subscriptionID == nil || (configuredSubscriptionID != nil && configuredSubscriptionID != subscriptionID) {
                 let saved = try await withRetries {
                     try await server.ensureDatabaseSubscription(
@@ -98,7 +99,13 @@ extension SyncEngine {
                 await events.post(.stateUpdate(Event.StateUpdate(stateSerialization: state.serialization())))
             }
             guard let subscriptionID else { return nil }
-            return (try server.notifications(listener: state.storage.listener), subscriptionID)
+            let stream = try server.notifications(listener: state.storage.listener)
+            // A change committed before the database subscription existed (by another device,
+            // while this one was still saving or finding it) made no notification: the first
+            // listening fetches once, after the subscription is there, to cover that gap.
+            // Later starts resume after the last acknowledged notification.
+            if firstListening { scheduleFetch(after: retry.fetchDelay) }
+            return (stream, subscriptionID)
         } catch {
             // Try again later (no account yet, or the server is unreachable).
             scheduleListeningRetry()

@@ -45,11 +45,11 @@ final class Engine<Store: KeyValueStore>: Sendable {
     /// `advisor` collects the index advice (an administrator shares its own with the
     /// containers it makes).
     init(
-        directory: URL, identifier: String, durability: StorageDurability, caller: Caller,
+        location: StoreLocation, identifier: String, durability: StorageDurability, caller: Caller,
         advisor: IndexAdvisor = IndexAdvisor(), encryptionKey: Data? = nil
     ) throws {
         let core = try EngineCore<Store>(
-            directory: directory, identifier: identifier, durability: durability, encryptionKey: encryptionKey)
+            location: location, identifier: identifier, durability: durability, encryptionKey: encryptionKey)
         self.core = core
         records = RecordStore(core: core)
         changes = ChangeLog(core: core)

@@ -7,6 +7,10 @@ import Synchronization
 /// transactions that resolve and intern names. Services own the other tables.
 final class EngineCore<Store: KeyValueStore>: Sendable {
     let store: Store
+    /// Where the store is.
+    let location: StoreLocation
+    /// The store's folder, or for a store of another backend this process's working folder
+    /// for it (asset files, sorted runs).
     let directory: URL
     let assetDirectory: URL
     /// What every engine open on this store in the process shares (names, incarnation).
@@ -33,64 +37,104 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
 
     let meta: Table
     let schema: Table
+    /// The assets' bytes, for a store that keeps them in the database (``AssetChunks``);
+    /// `nil` for a store whose assets are files beside it.
+    let assetChunks: Table?
+    /// This engine's registration with ``RemoteAssets``, for a store with ``assetChunks``.
+    private let remoteAssetsToken: UInt64?
     /// The grants and role memberships the public database's access checks read.
     let publicRoles = PublicRoleCache()
 
     /// Opens (or creates) the store in `directory` and reads or writes its format version,
     /// incarnation and identifier. The caller closes the store when a later step fails.
-    init(directory: URL, identifier: String, durability: StorageDurability, encryptionKey: Data? = nil) throws {
+    init(location: StoreLocation, identifier: String, durability: StorageDurability, encryptionKey: Data? = nil) throws {
+        self.location = location
+        // A store in a folder keeps its assets and key file there; another backend's store
+        // has a working folder of this process (``StoreLocation/workingDirectory``).
+        let directory = location.isDirectory ? location.url : location.workingDirectory
         self.directory = directory
-        self.cipher = FieldCipher(directory: directory, suppliedKey: encryptionKey)
+        self.cipher = FieldCipher(keyFile: location.isDirectory ? directory : nil, suppliedKey: encryptionKey, store: location)
         self.assetDirectory = directory.appendingPathComponent("assets", isDirectory: true)
         self.durability = durability
         // An existing file must already be a FogKit store: opening it creates nothing.
-        let existed = Store.storeExists(at: directory)
+        let existed = location.storeExists()
         let store: Store
         do {
-            store = try Store.open(
-                at: directory,
-                configuration: Layout.configuration(durability: durability, createsMissingTables: !existed))
+            store = try Self.open(
+                location,
+                configuration: Layout.configuration(
+                    durability: durability, createsMissingTables: !existed, keepsAssets: !location.isDirectory))
         } catch StorageError.notFound {
             // A store of format version 1 to 3 has every table but `assets`, `subscriptions`
             // and `notifications`, one of version 4 or 5 every table but the last two: they are
             // created (empty) here; the migration to version 4 fills `assets`.
             guard existed,
-                Self.isStore(at: directory, durability: durability, tables: Layout.tablesBeforeVersion4, below: 4)
-                    || Self.isStore(at: directory, durability: durability, tables: Layout.tablesBeforeVersion6, below: 6)
+                Self.isStore(at: location, durability: durability, tables: Layout.tablesBeforeVersion4, below: 4)
+                    || Self.isStore(at: location, durability: durability, tables: Layout.tablesBeforeVersion6, below: 6)
             else {
-                throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
+                throw FogError(.incompatibleVersion, message: "\(location) holds a store that is not a FogKit store")
             }
             do {
-                store = try Store.open(
-                    at: directory, configuration: Layout.configuration(durability: durability, createsMissingTables: true))
+                store = try Self.open(
+                    location,
+                    configuration: Layout.configuration(
+                        durability: durability, createsMissingTables: true, keepsAssets: !location.isDirectory))
             } catch {
-                throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
+                throw Self.openFailure(location, error)
             }
         } catch {
-            throw FogError(.internalError, message: "cannot open the store in \(directory.path): \(error)", underlyingError: error)
+            throw Self.openFailure(location, error)
         }
         self.store = store
         meta = store.table(named: Layout.meta)
         schema = store.table(named: Layout.schema)
+        let chunks = location.isDirectory ? nil : store.table(named: Layout.assetChunks)
+        assetChunks = chunks
+        if let chunks {
+            remoteAssetsToken = RemoteAssets.register(directory: assetDirectory) { [store] name, destination in
+                try store.read { txn in try AssetChunks.materialize(name, to: destination, from: chunks, txn: txn) }
+            }
+        } else {
+            remoteAssetsToken = nil
+        }
         do {
             try FileManager.default.createDirectory(at: assetDirectory, withIntermediateDirectories: true)
             let (incarnation, version) = try Self.initializeMeta(store: store, meta: meta, identifier: identifier, existed: existed)
             _ = incarnation
-            self.shared = SharedStoreState.acquire(directory: directory)
+            self.shared = SharedStoreState.acquire(location: location)
             self.openedVersion = version
         } catch {
+            if let remoteAssetsToken { RemoteAssets.unregister(directory: assetDirectory, token: remoteAssetsToken) }
             store.close()
             throw FogError.wrapping(error)
         }
     }
 
+    /// Opens the store at `location`: an ``OpenedStore`` by its backend, any other store type
+    /// (in tests of the storage layer) at the location's URL.
+    private static func open(_ location: StoreLocation, configuration: StoreConfiguration) throws -> Store {
+        if let opened = Store.self as? OpenedStore.Type {
+            return try opened.open(at: location, configuration: configuration) as! Store
+        }
+        return try Store.open(at: location.url, configuration: configuration)
+    }
+
+    /// The error for a store that cannot be opened: retryable when its server is out of reach.
+    private static func openFailure(_ location: StoreLocation, _ error: any Error) -> FogError {
+        if let e = error as? StorageError, case .temporarilyUnavailable = e {
+            return FogError(
+                .serviceUnavailable, message: "cannot open the store at \(location): \(e)", retryAfterSeconds: 1, underlyingError: e)
+        }
+        return FogError(.internalError, message: "cannot open the store at \(location): \(error)", underlyingError: error)
+    }
+
     /// Whether the store in `directory` has every table of `tables` and a readable format
     /// version below `version` in `meta` (opened without creating anything, then closed).
-    private static func isStore(at directory: URL, durability: StorageDurability, tables: [String], below version: Int64) -> Bool {
+    private static func isStore(at location: StoreLocation, durability: StorageDurability, tables: [String], below version: Int64) -> Bool {
         let limit = version
         let configuration = StoreConfiguration(
             tables: tables, layouts: Layout.tableLayouts, durability: durability, createsMissingTables: false)
-        guard let old = try? Store.open(at: directory, configuration: configuration) else { return false }
+        guard let old = try? open(location, configuration: configuration) else { return false }
         defer { old.close() }
         let meta = old.table(named: Layout.meta)
         let version = try? old.read { txn in try txn.withValue(forKey: Layout.metaFormat, in: meta) { try readBigEndianKey($0) } }
@@ -156,6 +200,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
             return !released
         }) {
             shared.release()
+            if let remoteAssetsToken { RemoteAssets.unregister(directory: assetDirectory, token: remoteAssetsToken) }
         }
         store.close()
     }

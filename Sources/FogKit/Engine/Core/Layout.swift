@@ -37,10 +37,18 @@ enum Layout {
     static let tableLayouts: [String: TableLayout] = [indexes: indexTableLayout]
 
     /// The store configuration of a container.
-    static func configuration(durability: StorageDurability = .durable, createsMissingTables: Bool) -> StoreConfiguration {
+    static func configuration(
+        durability: StorageDurability = .durable, createsMissingTables: Bool, keepsAssets: Bool = false
+    ) -> StoreConfiguration {
         StoreConfiguration(
-            tables: allTables, layouts: tableLayouts, durability: durability, createsMissingTables: createsMissingTables)
+            tables: keepsAssets ? allTables + [assetChunks] : allTables, layouts: tableLayouts, durability: durability,
+            createsMissingTables: createsMissingTables)
     }
+
+    /// The bytes of the assets of a store that keeps them in the database rather than in
+    /// files beside it (a store on a database server; ``AssetChunks``). Only such stores
+    /// have this table.
+    static let assetChunks = "assetChunks"
 
     // MARK: meta keys
     static let metaFormat: [UInt8] = Array("format".utf8)

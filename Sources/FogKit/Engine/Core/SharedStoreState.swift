@@ -31,8 +31,10 @@ final class SharedStoreState: Sendable {
 
     /// The state of the store in `directory`, made when no engine of this process holds it
     /// yet. Each call is matched by one ``release()``.
-    static func acquire(directory: URL) -> SharedStoreState {
-        let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
+    static func acquire(location: StoreLocation) -> SharedStoreState {
+        let key =
+            location.isDirectory
+            ? location.url.standardizedFileURL.resolvingSymlinksInPath().path : location.url.absoluteString
         return table.withLock { table in
             if var entry = table[key] {
                 entry.holders += 1

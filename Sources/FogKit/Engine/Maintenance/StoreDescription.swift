@@ -1,16 +1,17 @@
 import FogStorage
 import Foundation
 
-extension Maintenance {
-    /// Reads the container identifier stored in `directory`, or `nil` when the
-    /// directory holds no store.
-    static func storedIdentifier(at directory: URL) throws -> String? {
-        guard Store.storeExists(at: directory) else { return nil }
+extension Maintenance where Store == OpenedStore {
+    /// Reads the container identifier stored at `location`, or `nil` when there is no
+    /// store there.
+    static func storedIdentifier(at location: StoreLocation) throws -> String? {
+        guard location.storeExists() else { return nil }
         let store: Store
         do {
-            store = try Store.open(at: directory, configuration: Layout.configuration(createsMissingTables: false))
+            store = try Store.open(
+                at: location, configuration: Layout.configuration(createsMissingTables: false, keepsAssets: !location.isDirectory))
         } catch StorageError.notFound {
-            throw FogError(.incompatibleVersion, message: "\(directory.path) holds a store that is not a FogKit store")
+            throw FogError(.incompatibleVersion, message: "\(location) holds a store that is not a FogKit store")
         }
         defer { store.close() }
         let meta = store.table(named: Layout.meta)
@@ -18,7 +19,9 @@ extension Maintenance {
             try txn.value(forKey: Layout.metaIdentifier, in: meta).map { String(decoding: $0, as: UTF8.self) }
         }
     }
+}
 
+extension Maintenance {
     /// A description of the whole store.
     func describe() throws -> StoreInfo {
         let stats = try store.storeStatistics()

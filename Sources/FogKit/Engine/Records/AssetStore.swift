@@ -50,8 +50,15 @@ final class AssetStore<Store: KeyValueStore>: EngineService {
             let next = count + change
             if next > 0 {
                 try txn.put(bigEndianKey(next), forKey: key, in: table)
+                // A store that keeps assets in the database stores the bytes with the first reference.
+                if count == 0, let chunks = core.assetChunks {
+                    try AssetChunks.store(name, from: assetDirectory.appendingPathComponent(name), into: chunks, txn: txn)
+                }
             } else {
-                if count > 0 { try txn.delete(key, in: table) }
+                if count > 0 {
+                    try txn.delete(key, in: table)
+                    if let chunks = core.assetChunks { try txn.deleteAll(in: chunks, range: .prefix(AssetChunks.prefix(name))) }
+                }
                 released.append(name)
             }
         }

@@ -13,7 +13,9 @@ import Darwin
 ///
 /// The key is ``Container/Configuration/encryptionKey`` when the configuration gives one;
 /// otherwise the 32 bytes of the file `encryption.key` in the store's directory (beside
-/// `data.mdb`), made with mode 0600 the first time a value is encrypted. A value's stored
+/// `data.mdb`), made with mode 0600 the first time a value is encrypted. A store on a
+/// database server keeps no key file: its containers must be given the key, so that the key
+/// never sits in the database beside what it protects. A value's stored
 /// form is the sealed box of its plain payload (`Docs/OnDiskFormat.md`, "Encrypted fields"),
 /// authenticated with the field's key, so that a value copied into another field fails to
 /// decrypt rather than read as that field's.
@@ -23,14 +25,19 @@ final class FieldCipher: Sendable {
     /// The first byte of a sealed plaintext: the layout of what follows.
     static let plaintextVersion: UInt8 = 1
 
-    private let keyFile: URL
+    /// The key file, or `nil` for a store that keeps none (a database server's).
+    private let keyFile: URL?
+    /// The store, for messages.
+    private let store: StoreLocation
     /// The key's bytes once known (`SymmetricKey` is made from them for each use).
     private let key = Mutex<[UInt8]?>(nil)
     /// Whether the key came from the configuration (no file is read or written).
     private let supplied: Bool
 
-    init(directory: URL, suppliedKey: Data?) {
-        keyFile = directory.appendingPathComponent(Self.keyFileName)
+    /// A cipher with `suppliedKey`, or the key file in `keyFile` (a folder) when none is given.
+    init(keyFile folder: URL?, suppliedKey: Data?, store: StoreLocation) {
+        keyFile = folder?.appendingPathComponent(Self.keyFileName)
+        self.store = store
         supplied = suppliedKey != nil
         if let suppliedKey { key.withLock { $0 = Array(suppliedKey) } }
     }
@@ -43,6 +50,13 @@ final class FieldCipher: Sendable {
                 key = existing
                 return existing
             }
+            guard let keyFile else {
+                throw FogError(
+                    .badContainer,
+                    message:
+                        "cannot \(creating ? "encrypt" : "decrypt") field '\(field)': the store at \(store) keeps no key; give the container Configuration.encryptionKey"
+                )
+            }
             guard creating else {
                 throw FogError(
                     .badContainer,
@@ -50,7 +64,7 @@ final class FieldCipher: Sendable {
                         "cannot decrypt field '\(field)': the store has no encryption key (\(keyFile.path) is missing) and the configuration gives none"
                 )
             }
-            let made = try createKeyFile()
+            let made = try createKeyFile(keyFile)
             key = made
             return made
         }
@@ -58,6 +72,7 @@ final class FieldCipher: Sendable {
     }
 
     private func readKeyFile() throws(FogError) -> [UInt8]? {
+        guard let keyFile else { return nil }
         guard FileManager.default.fileExists(atPath: keyFile.path) else { return nil }
         let data: Data
         do { data = try Data(contentsOf: keyFile) } catch {
@@ -71,7 +86,7 @@ final class FieldCipher: Sendable {
 
     /// Writes a new random key to the key file (created exclusively, mode 0600); when another
     /// process made the file first, its key is used.
-    private func createKeyFile() throws(FogError) -> [UInt8] {
+    private func createKeyFile(_ keyFile: URL) throws(FogError) -> [UInt8] {
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
         let fd = open(keyFile.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd < 0 {
