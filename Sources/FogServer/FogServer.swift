@@ -71,17 +71,28 @@ public final class FogServer: Sendable {
     ///
     /// - Throws: ``ServerSetupError`` when the folder holds no store (`fog init` makes
     ///   one); ``FogError`` when the store cannot be opened.
-    public init(store directory: URL, configuration: Configuration = Configuration()) throws {
-        guard let identifier = try Container.storedIdentifier(at: directory) else {
+    public convenience init(store directory: URL, configuration: Configuration = Configuration()) throws {
+        try self.init(store: .directory(directory), configuration: configuration)
+    }
+
+    /// Opens the store at `location` for serving: a folder, or a store on a database server
+    /// (`.postgres(_:)`), which several server processes may serve at once. The credentials
+    /// of a store on a server are kept in the store, so every process accepts the same ones.
+    ///
+    /// - Throws: ``ServerSetupError`` when there is no store there (`fog init` makes one);
+    ///   ``FogError`` when the store cannot be opened.
+    public init(store location: StoreLocation, configuration: Configuration = Configuration()) throws {
+        guard let identifier = try Container.storedIdentifier(in: location) else {
             throw ServerSetupError(
-                "\(directory.path) holds no FogKit store; create one with `fog init --store \(directory.path) --container iCloud.com.example.app`"
+                "\(location) holds no FogKit store; create one with `fog init --store \(location) --container iCloud.com.example.app`"
             )
         }
         self.configuration = configuration
         containerIdentifier = identifier
+        let store = try ServerStore(identifier: identifier, location: location, configuration: configuration.store)
         state = try ServerState(
-            store: ServerStore(identifier: identifier, directory: directory, configuration: configuration.store),
-            credentials: CredentialCache(directory: directory), configuration: configuration)
+            store: store, credentials: CredentialCache(vault: CredentialVault.of(location, administrator: store.administrator(.development))),
+            configuration: configuration)
     }
 
     /// Serves until the task is cancelled or the process gets SIGINT or SIGTERM.

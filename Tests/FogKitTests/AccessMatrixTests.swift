@@ -335,6 +335,16 @@ import Testing
             #expect(try admin.users(inRole: "Editor") == [alice])
             try await admin.removeUser(alice, fromRole: "Editor")
             #expect(try admin.users(inRole: "Editor").isEmpty)
+        case .readStoreDocument, .changeStoreDocument:
+            try admin.updateStoreDocument(named: "matrix") { $0 = Data("x".utf8) }
+            #expect(try admin.storeDocument(named: "matrix") == Data("x".utf8))
+        case .copyStore:
+            let copy = try TemporaryDirectory()
+            try admin.copyStore(to: .directory(copy.url.appendingPathComponent("copy")))
+            let copied = try Container.Administrator(
+                identifier: admin.containerIdentifier, store: .directory(copy.url.appendingPathComponent("copy")))
+            defer { copied.close() }
+            #expect(try copied.storeInfo().recordCount == (try admin.storeInfo().recordCount))
         }
     }
 

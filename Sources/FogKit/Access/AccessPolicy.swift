@@ -80,6 +80,10 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
     /// Adding a user or changing its directory entry; listing the directory.
     case changeUsers, readUsers
     case changeRoleMembers, readRoleMembers, lookUpUser
+    /// Reading or changing a document the store keeps for the program that serves it.
+    case readStoreDocument, changeStoreDocument
+    /// Copying the whole store to another place or backend.
+    case copyStore
 
     /// What the call does, for messages.
     var what: String {
@@ -100,6 +104,9 @@ enum AdministrativeCall: String, Sendable, Hashable, CaseIterable {
         case .changeRoleMembers: "changing a security role's members (addUser(_:toRole:), removeUser(_:fromRole:))"
         case .readRoleMembers: "reading a security role's members (users(inRole:))"
         case .lookUpUser: "looking up a user's record ID (userRecordID(forUser:))"
+        case .readStoreDocument: "reading a store document (storeDocument(named:))"
+        case .changeStoreDocument: "changing a store document (updateStoreDocument(named:_:))"
+        case .copyStore: "copying the store (copyStore(to:progress:))"
         }
     }
 }

@@ -162,6 +162,11 @@ extension Container {
         /// production's, when the container has one, into its `production` subdirectory.
         public func backup(to destination: URL) throws {
             try authorize(.backup)
+            guard store.isDirectory else {
+                // A store on a database server is backed up as a copy into an embedded store.
+                try copyStore(to: .directory(destination))
+                return
+            }
             try withEngine(for: .development) { engine in try fogTry { try engine.maintenance.backup(to: destination) } }
             let production = Container.Environment.production
             if storeExists(at: production.storeLocation(in: store)) {
@@ -173,6 +178,37 @@ extension Container {
                     // No half backup: `destination` was empty or missing before.
                     try? FileManager.default.removeItem(at: destination)
                     throw error
+                }
+            }
+        }
+
+        /// Copies the whole container (both environments, every record, index, change log,
+        /// user, subscription and asset) into a new store at `destination`: from an embedded
+        /// store to a database server's and back (`fog store copy`), for moving up.
+        ///
+        /// The copy reads one snapshot of each environment, so writers may go on meanwhile; what
+        /// they commit after it is not in the copy, and the copy is a new incarnation of the
+        /// store: change tokens of this store fail against it with
+        /// ``FogError/Code/changeTokenExpired``, so clients fetch again rather than miss a
+        /// change. Stop the writers first to move without losing their last commits.
+        ///
+        /// - Parameters:
+        ///   - destination: Where the copy goes; there must be no store there (a database
+        ///     server's database must exist).
+        ///   - progress: Called after each batch of each table.
+        /// - Throws: ``FogError/Code/invalidArguments`` when `destination` holds a store;
+        ///   ``FogError/Code/serviceUnavailable`` when its server cannot be reached.
+        public func copyStore(to destination: StoreLocation, progress: (StoreCopyProgress) -> Void = { _ in }) throws {
+            try authorize(.copyStore)
+            if destination == store { throw FogError(.invalidArguments, message: "a store cannot be copied onto itself") }
+            try withEngine(for: .development) { engine in
+                try engine.maintenance.copy(to: destination, environment: .development, progress: progress)
+            }
+            let production = Container.Environment.production
+            if storeExists(at: production.storeLocation(in: store)) {
+                try withEngine(for: production) { engine in
+                    try engine.maintenance.copy(
+                        to: production.storeLocation(in: destination), environment: production, progress: progress)
                 }
             }
         }

@@ -27,3 +27,11 @@ extension StoreLocation {
         return FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-store-\(digest)", isDirectory: true)
     }
 }
+
+extension StoreLocation {
+    /// The folder this process keeps the store's files in: the store's own folder, or for a
+    /// store on a database server a working folder of this machine (named after the store's
+    /// address), where the files of fetched assets are written for callers to read and a
+    /// server keeps what it stages.
+    public var localFolder: URL { isDirectory ? url : workingDirectory }
+}

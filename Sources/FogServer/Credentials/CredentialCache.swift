@@ -2,11 +2,11 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// A server's copy of `credentials.json`, read again when a credential it does not know
-/// arrives and the file changed since (so tokens minted by `fog` while the server runs work
-/// on their first use).
+/// A server's copy of its credentials (``CredentialVault``), read again when a credential it
+/// does not know arrives and they changed since (so tokens minted by `fog` while the server
+/// runs work on their first use).
 final class CredentialCache: Sendable {
-    let directory: URL
+    let vault: CredentialVault
     private struct State: Sendable {
         var file: CredentialFile
         var secret: Data
@@ -17,11 +17,11 @@ final class CredentialCache: Sendable {
     }
     private let state: Mutex<State>
 
-    init(directory: URL) throws {
-        self.directory = directory
-        // Make the file (and its secret) when the store has none yet.
-        let file = try CredentialFile.update(in: directory) { $0 }
-        state = Mutex(Self.state(file, modified: Self.modified(directory)))
+    init(vault: CredentialVault) throws {
+        self.vault = vault
+        // Make the credentials (and their secret) when the store has none yet.
+        let file = try vault.update { $0 }
+        state = Mutex(Self.state(file, modified: vault.stamp))
     }
 
     var secret: SymmetricKey { SymmetricKey(data: state.withLock { $0.secret }) }
@@ -33,7 +33,7 @@ final class CredentialCache: Sendable {
     /// Whether `password` is `user`'s sign-in password. Reads the file afresh, so a password
     /// `fog user password` just set or changed counts at once.
     func checkPassword(_ password: String, user: String) -> Bool {
-        guard let hash = (try? CredentialFile.read(in: directory))??.passwords?[user] else { return false }
+        guard let hash = (try? vault.read())??.passwords?[user] else { return false }
         return hash.matches(password)
     }
 
@@ -41,9 +41,9 @@ final class CredentialCache: Sendable {
     /// changed.
     private func lookup<T: Sendable>(_ find: (State) -> T?) -> T? {
         if let found = state.withLock({ state -> T? in find(state) }) { return found }
-        let modified = Self.modified(directory)
-        let changed = state.withLock { $0.modified != modified }
-        guard changed, let file = try? CredentialFile.read(in: directory) else { return nil }
+        let modified = vault.stamp
+        let changed = modified == nil || state.withLock { $0.modified != modified }
+        guard changed, let file = try? vault.read() else { return nil }
         let fresh = Self.state(file, modified: modified)
         state.withLock { $0 = fresh }
         return find(fresh)
@@ -56,9 +56,5 @@ final class CredentialCache: Sendable {
             file: file, secret: Data(base64Encoded: file.secret) ?? Data(), modified: modified,
             apiTokens: Set(file.apiTokens), administratorTokens: Set(file.administratorTokens),
             keys: Dictionary(file.keys.map { ($0.keyID, $0) }, uniquingKeysWith: { $1 }))
-    }
-
-    private static func modified(_ directory: URL) -> Date? {
-        (try? FileManager.default.attributesOfItem(atPath: CredentialFile.url(in: directory).path))?[.modificationDate] as? Date
     }
 }

@@ -31,10 +31,17 @@ struct CredentialFile: Codable, Sendable, Equatable {
     static func read(in directory: URL) throws -> CredentialFile? {
         let url = url(in: directory)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch { throw CredentialError("cannot read \(url.path): \(error)") }
+        return try decode(data, from: url.path)
+    }
+
+    /// The credentials in `data`, read from `source` (for messages).
+    static func decode(_ data: Data, from source: String) throws -> CredentialFile {
         do {
-            return try JSONDecoder().decode(CredentialFile.self, from: Data(contentsOf: url))
+            return try JSONDecoder().decode(CredentialFile.self, from: data)
         } catch {
-            throw CredentialError("\(url.path) is not a credentials file: \(error)")
+            throw CredentialError("\(source) is not a credentials file: \(error)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import FogKit
 import Foundation
 
 /// Mints the credentials a FogServer on the store in `directory` accepts: API tokens,
@@ -12,19 +13,33 @@ import Foundation
 /// let session = try credentials.createWebAuthToken(user: "alice")  // signs in as alice
 /// ```
 public struct ServerCredentials: Sendable {
-    /// The store's directory.
+    /// The store's directory; for a store on a database server, its URL.
     public let directory: URL
+    private let vault: CredentialVault
 
     /// How long a web auth token lasts unless asked otherwise: 30 minutes, as CloudKit's.
     public static let defaultWebAuthTokenLifetime: TimeInterval = 30 * 60
 
     /// The credentials of the store in `directory`.
-    public init(store directory: URL) { self.directory = directory }
+    public init(store directory: URL) {
+        self.directory = directory
+        vault = .folder(directory)
+    }
+
+    /// The credentials of the store at `location`: `credentials.json` beside a store in a
+    /// folder; a store document inside a store on a database server, so that every server
+    /// process sharing it accepts them.
+    /// - Throws: ``CredentialError`` when there is no store at `location`; `FogError` when it
+    ///   cannot be opened.
+    public init(store location: StoreLocation) throws {
+        directory = location.url
+        vault = try CredentialVault.of(location)
+    }
 
     /// Makes a new API token, tied to this store's container: 64 lowercase hex characters.
     /// With it alone a caller is anonymous (public reads); with a web auth token, a user.
     public func createAPIToken() throws -> String {
-        try CredentialFile.update(in: directory) { file in
+        try vault.update { file in
             let token = SecureBytes.hex(32)
             file.apiTokens.append(token)
             return token
@@ -44,7 +59,7 @@ public struct ServerCredentials: Sendable {
             throw CredentialError("not an ECDSA P-256 public key in PEM form: \(error)")
         }
         let keyID = SHA256.hash(data: key.derRepresentation).map { String(format: "%02x", $0) }.joined()
-        return try CredentialFile.update(in: directory) { file in
+        return try vault.update { file in
             file.keys.removeAll { $0.keyID == keyID }
             file.keys.append(.init(keyID: keyID, publicKey: key.pemRepresentation, user: user))
             return keyID
@@ -55,7 +70,7 @@ public struct ServerCredentials: Sendable {
     /// that the user exists (`fog user token` does).
     public func createWebAuthToken(user: String, lifetime: TimeInterval = defaultWebAuthTokenLifetime) throws -> String {
         guard !user.isEmpty else { throw CredentialError("the user name is empty") }
-        let secret = try CredentialFile.update(in: directory) { $0.secret }
+        let secret = try vault.update { $0.secret }
         return WebAuthToken(user: user, expires: Date().addingTimeInterval(lifetime), lifetime: lifetime)
             .encoded(secret: SymmetricKey(data: Data(base64Encoded: secret) ?? Data()))
     }
@@ -63,7 +78,7 @@ public struct ServerCredentials: Sendable {
     /// Makes a token for the web console's administrator: 64 lowercase hex characters. It is
     /// not an API token, and an API token does not open the console.
     public func createAdministratorToken() throws -> String {
-        try CredentialFile.update(in: directory) { file in
+        try vault.update { file in
             let token = SecureBytes.hex(32)
             file.administratorTokens.append(token)
             return token
@@ -78,7 +93,7 @@ public struct ServerCredentials: Sendable {
         guard !user.isEmpty else { throw CredentialError("the user name is empty") }
         guard !password.isEmpty else { throw CredentialError("the password is empty") }
         let hash = try PasswordHash(password: password)
-        try CredentialFile.update(in: directory) { file in
+        try vault.update { file in
             var passwords = file.passwords ?? [:]
             passwords[user] = hash
             file.passwords = passwords

@@ -7,6 +7,9 @@ import Synchronization
 /// per environment and user, kept open.
 final class ServerStore: Sendable {
     let identifier: String
+    let location: StoreLocation
+    /// The folder of this process for the store's files (asset files, staged uploads, push
+    /// tokens): the store's own folder, or a working folder for a store on a server.
     let directory: URL
     let configuration: Container.Configuration
     private struct Key: Hashable {
@@ -16,9 +19,11 @@ final class ServerStore: Sendable {
     private let administrators = Mutex<[Container.Environment: Container.Administrator]>([:])
     private let containers = Mutex<[Key: Container]>([:])
 
-    init(identifier: String, directory: URL, configuration: Container.Configuration) throws {
+    init(identifier: String, location: StoreLocation, configuration: Container.Configuration) throws {
         self.identifier = identifier
-        self.directory = directory
+        self.location = location
+        self.directory = location.localFolder
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.configuration = configuration
         _ = try administrator(.development)
     }
@@ -29,7 +34,7 @@ final class ServerStore: Sendable {
             if let administrator = administrators[environment] { return administrator }
             var configuration = configuration
             configuration.environment = environment
-            let administrator = try Container.Administrator(identifier: identifier, directory: directory, configuration: configuration)
+            let administrator = try Container.Administrator(identifier: identifier, store: location, configuration: configuration)
             administrators[environment] = administrator
             return administrator
         }

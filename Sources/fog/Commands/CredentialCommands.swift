@@ -20,7 +20,7 @@ struct CreateTokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try store.requireStore()
-        print(try ServerCredentials(store: store.directory).createAPIToken())
+        print(try ServerCredentials(store: store.location).createAPIToken())
     }
 }
 
@@ -45,7 +45,7 @@ struct UserTokenCommand: AsyncParsableCommand {
         admin.close()
         guard known else { throw ValidationError("no user \(name) in the directory; add one with `fog user add \(name)`") }
         guard lifetime > 0 else { throw ValidationError("--lifetime must be positive") }
-        print(try ServerCredentials(store: store.directory).createWebAuthToken(user: name, lifetime: TimeInterval(lifetime)))
+        print(try ServerCredentials(store: store.location).createWebAuthToken(user: name, lifetime: TimeInterval(lifetime)))
     }
 }
 
@@ -76,7 +76,7 @@ struct UserPasswordCommand: AsyncParsableCommand {
         let password = String(input.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
             .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
         guard !password.isEmpty else { throw ValidationError("give the password on standard input") }
-        try ServerCredentials(store: store.directory).setPassword(password, user: name)
+        try ServerCredentials(store: store.location).setPassword(password, user: name)
         FileHandle.standardError.write(Data("password set for \(name)\n".utf8))
     }
 }
@@ -120,7 +120,7 @@ struct AddKeyCommand: AsyncParsableCommand {
         defer { admin.close() }
         if try admin.users()[user] == nil { try await admin.addUser(user) }
         do {
-            print(try ServerCredentials(store: store.directory).addKey(publicKeyPEM: pem, user: user))
+            print(try ServerCredentials(store: store.location).addKey(publicKeyPEM: pem, user: user))
         } catch let error as CredentialError {
             throw ValidationError(error.description)
         }
@@ -142,6 +142,6 @@ struct AdminTokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try store.requireStore()
-        print(try ServerCredentials(store: store.directory).createAdministratorToken())
+        print(try ServerCredentials(store: store.location).createAdministratorToken())
     }
 }

@@ -61,10 +61,9 @@ struct ImportCommand: AsyncParsableCommand {
         let (handle, assetBase, total) = try openInput()
         let configuration = environment.applied(
             to: Container.Configuration(durability: Container.Durability(rawValue: durability)!, limits: .bulkLoad))
-        let directory = store.directory
-        let identifier = try Container.storedIdentifier(at: directory) ?? container
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let admin = try Container.Administrator(identifier: identifier, directory: directory, configuration: configuration)
+        let location = try store.prepare()
+        let identifier = try Container.storedIdentifier(in: location) ?? container
+        let admin = try Container.Administrator(identifier: identifier, store: location, configuration: configuration)
         defer { admin.close() }
         var importer = Importer(admin: admin, configuration: configuration, batchSize: batchSize, inFlight: inFlight)
         defer { importer.close() }

@@ -19,7 +19,7 @@ struct InfoCommand: AsyncParsableCommand {
 
     static func render(_ info: StoreInfo) -> String {
         var out = ""
-        out += "store       \(info.directory.path)\n"
+        out += "store       \(info.directory.isFileURL ? info.directory.path : redactedPassword(info.directory))\n"
         out += "container   \(info.containerIdentifier)\n"
         out += "format      version \(info.formatVersion), incarnation \(info.incarnation)\n"
         out += "size        \(info.fileSize) bytes on disk, \(info.reservedSize) bytes reserved\n"

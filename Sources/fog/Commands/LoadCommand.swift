@@ -35,9 +35,10 @@ struct LoadCommand: AsyncParsableCommand {
         guard let durability = Container.Durability(rawValue: durability) else {
             throw ValidationError("durability must be durable, relaxed or none")
         }
+        let location = try options.location
         let container = try Container(
-            identifier: try Container.storedIdentifier(at: options.directory) ?? "iCloud.fog.load",
-            directory: options.directory, user: user,
+            identifier: try Container.storedIdentifier(in: location) ?? "iCloud.fog.load",
+            store: location, user: user,
             configuration: .init(durability: durability))
         defer { container.close() }
         let database = container.privateCloudDatabase

@@ -95,10 +95,9 @@ struct SchemaImportCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("\(file == "-" ? "<stdin>" : file):\(error.line):\(error.column): \(error.message)\n".utf8))
             throw ExitCode.failure
         }
-        let directory = store.directory
-        let identifier = try Container.storedIdentifier(at: directory) ?? container
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let admin = try Container.Administrator(identifier: identifier, directory: directory)
+        let location = try store.prepare()
+        let identifier = try Container.storedIdentifier(in: location) ?? container
+        let admin = try Container.Administrator(identifier: identifier, store: location)
         defer { admin.close() }
         try await admin.importSchema(schema)
         FileHandle.standardError.write(

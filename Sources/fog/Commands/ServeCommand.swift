@@ -34,7 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = FogServer.Configuration(host: host, port: port, publicURL: publicURL)
         let server: FogServer
         do {
-            server = try FogServer(store: store.directory, configuration: configuration)
+            server = try FogServer(store: store.location, configuration: configuration)
         } catch let error as ServerSetupError {
             throw ValidationError(error.description)
         }
@@ -58,14 +58,15 @@ struct InitCommand: AsyncParsableCommand {
     var container: String
 
     func run() async throws {
-        if let existing = try Container.storedIdentifier(at: store.directory) {
+        let location = try store.prepare()
+        if let existing = try Container.storedIdentifier(in: location) {
             guard existing == container else {
                 throw ValidationError("\(store.store) already holds the store of container \(existing)")
             }
             print("\(store.store) already holds container \(existing)")
             return
         }
-        let admin = try Container.Administrator(identifier: container, directory: store.directory)
+        let admin = try Container.Administrator(identifier: container, store: location)
         admin.close()
         print("created container \(container) in \(store.store)")
     }

@@ -58,6 +58,9 @@ enum Layout {
     static let metaNextZoneID: [UInt8] = Array("nextZone".utf8)
     static let metaNextNameID: [UInt8] = Array("nextName".utf8)
     static let metaIdentifier: [UInt8] = Array("identifier".utf8)
+    /// `meta` keys of store documents (`Container.Administrator.storeDocument(named:)`):
+    /// this prefix and the document's name.
+    static let metaDocumentPrefix: [UInt8] = Array("document/".utf8)
 
     /// `zones`: (scope, owner user record name, zone name) → zone info.
     static func zoneKey(scope: Int, owner: String, zoneName: String) -> [UInt8] {

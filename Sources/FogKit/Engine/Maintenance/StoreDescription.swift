@@ -56,7 +56,7 @@ extension Maintenance {
             var identifier = ""
             if let bytes = try txn.value(forKey: Layout.metaIdentifier, in: meta) { identifier = String(decoding: bytes, as: UTF8.self) }
             return StoreInfo(
-                containerIdentifier: identifier, directory: directory, formatVersion: Int(Layout.formatVersion),
+                containerIdentifier: identifier, directory: core.location.url, formatVersion: Int(Layout.formatVersion),
                 incarnation: try core.incarnation(in: txn).map { String(format: "%02x", $0) }.joined(),
                 commitSequence: try currentSequence(in: txn),
                 fileSize: stats.bytesUsed, reservedSize: stats.bytesReserved, commits: stats.commits, writeRequests: stats.writeRequests,

@@ -80,6 +80,8 @@ extension Engine {
             ] {
                 try txn.clear(store.table(named: table))
             }
+            // A store that keeps its assets' bytes in the database loses them with the counts.
+            if let chunks = core.assetChunks { try txn.clear(chunks) }
             // The catalog goes (role memberships too: CloudKit's reset deletes the user
             // records that hold them), the names stay (they are only interned strings).
             for tag in ["t", "f", "x", "b", "d", "r", "g", "m"] {
