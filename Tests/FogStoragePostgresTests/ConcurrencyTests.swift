@@ -63,7 +63,7 @@ import Testing
                     defer { group.leave() }
                     do {
                         let store = try PostgresStore.open(at: location, configuration: Self.configuration)
-                        try store.writeAndWait { txn throws in try txn.addValue([1], forKey: [1], in: store.table(named: "log")) }
+                        _ = try store.writeAndWait { txn throws in try txn.addValue([1], forKey: [1], in: store.table(named: "log")) }
                         store.close()
                     } catch {
                         failures.withLock { $0.append("\(error)") }
