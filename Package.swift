@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "FogKit", targets: ["FogKit"]),
         .library(name: "FogStorage", targets: ["FogStorage"]),
         .library(name: "FogStorageLMDB", targets: ["FogStorageLMDB"]),
+        .library(name: "FogStoragePostgres", targets: ["FogStoragePostgres"]),
         .library(name: "FogServer", targets: ["FogServer"]),
         .executable(name: "fog", targets: ["fog"]),
     ],
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: - C
@@ -37,6 +39,12 @@ let package = Package(
         // The storage interface (no backend), then LMDB behind it; only FogStorageLMDB imports CLMDB.
         .target(name: "FogStorage", swiftSettings: swiftSettings),
         .target(name: "FogStorageLMDB", dependencies: ["FogStorage", "CLMDB", "CLMDBGuard"], swiftSettings: swiftSettings),
+        // The same interface over a PostgreSQL server (postgres-nio); FogKit does not link it.
+        .target(
+            name: "FogStoragePostgres", dependencies: [
+                "FogStorage", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
         .target(
             name: "FogKit",
             dependencies: [
@@ -81,7 +89,11 @@ let package = Package(
         .testTarget(
             name: "FogStorageLMDBTests", dependencies: ["FogStorage", "FogStorageLMDB", "FogKitTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "FogStorageConformanceTests", dependencies: ["FogStorage", "FogStorageLMDB", "FogKitTesting"],
+            name: "FogStorageConformanceTests", dependencies: ["FogStorage", "FogStorageLMDB", "FogStoragePostgres", "FogKitTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FogStoragePostgresTests",
+            dependencies: ["FogStorage", "FogStoragePostgres", "FogKitTesting", .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "FogKitTests", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB", "FogKitTesting"], swiftSettings: swiftSettings),

@@ -1,6 +1,7 @@
 import FogKitTesting
 import FogStorage
 import FogStorageLMDB
+import FogStoragePostgres
 import Foundation
 import Testing
 
@@ -17,6 +18,13 @@ protocol StoreBackend: Sendable {
     func makeLocation() throws -> URL
     /// Removes what stores left at `location`.
     func removeLocation(_ location: URL)
+    /// Whether ``KeyValueStore/backup(to:)`` writes a copy into a directory (a server's store
+    /// is backed up with the server's tools instead, and its `backup` throws).
+    var backsUpToDirectory: Bool { get }
+}
+
+extension StoreBackend {
+    var backsUpToDirectory: Bool { true }
 }
 
 /// LMDB: a store is a directory.
@@ -34,14 +42,45 @@ struct LMDBBackend: StoreBackend {
     func removeLocation(_ location: URL) { try? FileManager.default.removeItem(at: location) }
 }
 
+/// PostgreSQL: a store is a schema (`conf_<uuid>`) of the server at `FOG_TEST_POSTGRES_URL`
+/// (`scripts/postgres start` starts a throwaway one; `scripts/test` does it for you).
+struct PostgresBackend: StoreBackend {
+    typealias Store = PostgresStore
+    var name: String { "PostgreSQL" }
+    let server: URL
+    var backsUpToDirectory: Bool { false }
+
+    /// The server the tests use, when `FOG_TEST_POSTGRES_URL` names one.
+    static let server: URL? = ProcessInfo.processInfo.environment["FOG_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) }
+
+    func makeLocation() throws -> URL {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
+        let schema = "conf_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
+        return components.url!
+    }
+
+    func removeLocation(_ location: URL) { try? PostgresStore.removeStore(at: location) }
+}
+
 /// A backend as a test argument.
 struct Backend: Sendable, CustomTestStringConvertible {
     let backend: any StoreBackend
     var testDescription: String { backend.name }
 }
 
-/// Every implementation of the interface.
-let allBackends: [Backend] = [Backend(backend: LMDBBackend())]
+/// Every implementation of the interface: PostgreSQL only when `FOG_TEST_POSTGRES_URL` names a
+/// server (``postgresIsThereInCI()`` fails in CI when it does not).
+let allBackends: [Backend] =
+    [Backend(backend: LMDBBackend())] + (PostgresBackend.server.map { [Backend(backend: PostgresBackend(server: $0))] } ?? [])
+
+/// In CI (`CI` set), the PostgreSQL backend must be tested: without a server the suite fails here.
+@Test func postgresIsThereInCI() {
+    if ProcessInfo.processInfo.environment["CI"] != nil && PostgresBackend.server == nil {
+        Issue.record(
+            "PostgreSQL is required in CI: set FOG_TEST_POSTGRES_URL (run the tests with scripts/test, which starts a throwaway server)")
+    }
+}
 
 // MARK: - Helpers
 
