@@ -75,17 +75,18 @@ let package = Package(
         .executableTarget(
             name: "fog",
             dependencies: [
-                "FogKit", "FogServer",
+                "FogKit", "FogServer", "FogStoragePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         // MARK: - Tests
         // A process the fault tests start and kill (reader slots, power loss); not a product.
-        .executableTarget(name: "FogTestHelper", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "FogTestHelper", dependencies: ["FogKit", "FogStorage", "FogStorageLMDB", "FogStoragePostgres"], swiftSettings: swiftSettings),
         // Helpers the test targets share (temporary stores and directories, seeded
         // generators, sample records); not a product.
-        .target(name: "FogKitTesting", dependencies: ["FogKit"], swiftSettings: swiftSettings),
+        .target(name: "FogKitTesting", dependencies: ["FogKit", "FogStoragePostgres"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FogStorageLMDBTests", dependencies: ["FogStorage", "FogStorageLMDB", "FogKitTesting"], swiftSettings: swiftSettings),
         .testTarget(

@@ -25,7 +25,8 @@ public final class HelperProcess: Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
+        process.standardError =
+            ProcessInfo.processInfo.environment["FOG_HELPER_STDERR"] != nil ? FileHandle.standardError : FileHandle.nullDevice
         self.process = process
         let output = self.output
         pipe.fileHandleForReading.readabilityHandler = { handle in

@@ -20,8 +20,11 @@ import Synchronization
 /// }
 /// ```
 public final class TestStore: Sendable {
-    /// The directory holding the store.
+    /// The folder of the store's files: the store itself for an embedded store, this
+    /// process's working folder for one on PostgreSQL (``TestBackend``).
     public let directory: URL
+    /// Where the store is.
+    public let location: StoreLocation
     /// The store's administrator (indexes, index advice, backups, store information,
     /// integrity). Every container of the store is made by it, so their queries count toward
     /// `admin.indexAdvice()`.
@@ -38,25 +41,27 @@ public final class TestStore: Sendable {
     ///   - user: The user identity of ``container``; `nil` for no signed-in user.
     ///   - identifier: The container identifier.
     ///   - configuration: The container's configuration; by default without `fsync`.
+    ///   - backend: Where the store is kept (``TestBackend/current`` unless given).
     /// - Throws: What `Container.init` throws.
     public init(
         user: String? = "alice", identifier: String = "iCloud.test",
-        configuration: Container.Configuration = .init(durability: .none)
+        configuration: Container.Configuration = .init(durability: .none), backend: TestBackend = .current
     ) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fogkit-test-\(UUID().uuidString)")
-        self.directory = directory
+        let location = try backend.freshLocation()
+        self.location = location
+        self.directory = location.localFolder
         let admin: Container.Administrator
         do {
-            admin = try Container.Administrator(identifier: identifier, directory: directory, configuration: configuration)
+            admin = try Container.Administrator(identifier: identifier, store: location, configuration: configuration)
         } catch {
-            try? FileManager.default.removeItem(at: directory)
+            TestBackend.remove(location)
             throw error
         }
         do {
             container = try admin.container(user: user)
         } catch {
             admin.close()
-            try? FileManager.default.removeItem(at: directory)
+            TestBackend.remove(location)
             throw error
         }
         self.admin = admin
@@ -85,7 +90,7 @@ public final class TestStore: Sendable {
         for other in others.withLock({ Array($0.values) }) { other.close() }
         container.close()
         admin.close()
-        try? FileManager.default.removeItem(at: directory)
+        TestBackend.remove(location)
     }
 }
 
@@ -116,6 +121,6 @@ extension TestStore {
         var configuration = container.configuration
         configuration.environment = .production
         return try Container.Administrator(
-            identifier: admin.containerIdentifier, directory: directory, configuration: configuration)
+            identifier: admin.containerIdentifier, store: location, configuration: configuration)
     }
 }

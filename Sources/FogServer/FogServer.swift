@@ -91,7 +91,8 @@ public final class FogServer: Sendable {
         containerIdentifier = identifier
         let store = try ServerStore(identifier: identifier, location: location, configuration: configuration.store)
         state = try ServerState(
-            store: store, credentials: CredentialCache(vault: CredentialVault.of(location, administrator: store.administrator(.development))),
+            store: store,
+            credentials: CredentialCache(vault: CredentialVault.of(location, administrator: store.administrator(.development))),
             configuration: configuration)
     }
 

@@ -51,6 +51,9 @@ public final class PostgresStore: Sendable {
     public static let maximumWriteAttempts = 20
     /// The key of the advisory lock under which opens create tables.
     static let creationLock: Int64 = 0x466F_674B_6974  // "FogKit"
+    /// The key of the advisory lock writers of this store hold from before `BEGIN` until after
+    /// `COMMIT` (FNV-1a of the database and schema): one writer at a time, in every process.
+    let writerLock: Int64
 
     private struct State {
         var isClosed = false
@@ -71,6 +74,11 @@ public final class PostgresStore: Sendable {
         self.tables = tables
         self.sqlNames = sqlNames
         self.sqlMetadata = schema + "." + SQLNames.quote(SQLNames.metadata)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "FogKit writer \(address.database) \(address.schema)".utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        self.writerLock = Int64(bitPattern: hash)
     }
 
     /// Opens the store at `url` with the tables of `configuration`, creating the schema and
@@ -253,13 +261,30 @@ public final class PostgresStore: Sendable {
         if case .write = kind { requestCount.add(1, ordering: .relaxed) }
         var attempt = 0
         var staleConnections = 0
+        // Writers queue on the store's advisory lock, taken before `BEGIN` so that the
+        // snapshot begins after the previous writer's commit. Every FogKit commit advances the
+        // store's commit sequence, so writers could never commit in parallel; without the queue
+        // they conflict and retry (twenty times in a row, seen with three processes). A write
+        // nested in another transaction of this thread does not queue (it would wait for its
+        // own outer transaction).
+        let queues = kind.writes && !nested
         while true {
             attempt += 1
             let connection = try pool.acquire(nested: nested)
             let session = Session(connection: connection, store: self, writes: kind.writes, alone: alone)
+            /// Gives the connection back, first leaving the writers' queue.
+            func release(healthy: Bool) {
+                var healthy = healthy
+                if queues && healthy {
+                    healthy = (try? session.runControl("SELECT pg_advisory_unlock(\(writerLock))")) != nil
+                }
+                pool.release(connection, nested: nested, healthy: healthy)
+            }
             do {
+                if queues { _ = try session.runControl("SELECT pg_advisory_lock(\(writerLock))") }
                 _ = try session.runControl(kind.begin)
             } catch {
+                // Unhealthy: the connection is closed, which also leaves the queue.
                 pool.release(connection, nested: nested, healthy: false)
                 // An idle connection the server closed meanwhile (a restart): nothing began.
                 if PostgresFailure.isConnectionLost(error) && staleConnections < pool.size {
@@ -279,7 +304,7 @@ public final class PostgresStore: Sendable {
                 }
             } catch {
                 let healthy = !session.lostConnection && (try? session.runControl("ROLLBACK")) != nil
-                pool.release(connection, nested: nested, healthy: healthy)
+                release(healthy: healthy)
                 if session.failedOnConflict {
                     if case .write = kind, attempt < Self.maximumWriteAttempts {
                         Self.pause(beforeAttempt: attempt + 1)
@@ -294,14 +319,14 @@ public final class PostgresStore: Sendable {
                 let outcome = try session.runControl("COMMIT")
                 // An aborted transaction "commits" as ROLLBACK.
                 if outcome.metadata.command != "COMMIT" {
-                    pool.release(connection, nested: nested, healthy: true)
+                    release(healthy: true)
                     throw StorageError.other("PostgreSQL at \(server): the transaction was rolled back (\(outcome.metadata.command))")
                 }
             } catch let error as StorageError {
                 throw error
             } catch {
                 let lost = PostgresFailure.isConnectionLost(error)
-                pool.release(connection, nested: nested, healthy: !lost)
+                release(healthy: !lost)
                 if let state = PostgresFailure.sqlState(error), PostgresFailure.retryableStates.contains(state), kind.writes,
                     attempt < Self.maximumWriteAttempts
                 {
@@ -315,7 +340,7 @@ public final class PostgresStore: Sendable {
                 }
                 throw PostgresFailure.storageError(error, what: "commit", server: server)
             }
-            pool.release(connection, nested: nested, healthy: true)
+            release(healthy: true)
             if case .write = kind {
                 commitCount.add(1, ordering: .relaxed)
                 if !session.replacedLayouts.isEmpty {

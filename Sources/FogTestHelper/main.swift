@@ -11,12 +11,14 @@ do {
         try growUnderLimit(directory: arguments[1])
     case "asset-workload" where arguments.count == 3:
         try await assetWorkload(directory: arguments[1], sources: arguments[2])
+    case "shared-store" where arguments.count == 4:
+        try await sharedStoreWorkload(url: arguments[1], process: arguments[2], rounds: Int(arguments[3]) ?? 10)
     case "powerloss-workload":
         try await powerLossWorkload(Array(arguments.dropFirst()))
     default:
         FileHandle.standardError.write(
             Data(
-                "usage: FogTestHelper hold-readers <directory> <count|all> | grow-under-limit <directory> | asset-workload <directory> <sources> | powerloss-workload ...\n"
+                "usage: FogTestHelper hold-readers <directory> <count|all> | grow-under-limit <directory> | asset-workload <directory> <sources> | shared-store <postgres-url> <process> <rounds> | powerloss-workload ...\n"
                     .utf8)
         )
         exit(2)

@@ -32,24 +32,26 @@ extension Container.Administrator {
         let key = try Self.documentKey(name)
         let engine = self.engine
         let meta = engine.core.meta
-        return try withoutActuallyEscaping(change) { change in
-            try fogTry {
-                try engine.core.store.writeAndWait { txn in
-                    var document = try txn.value(forKey: key, in: meta).map { Data($0) }
-                    let result = try change(&document)
-                    if let document {
-                        guard document.count <= Self.maximumStoreDocumentSize else {
-                            throw FogError(
-                                .invalidArguments,
-                                message: "store document \(name) would be \(document.count) bytes; at most \(Self.maximumStoreDocumentSize)")
-                        }
-                        try txn.put(Array(document), forKey: key, in: meta)
-                    } else {
-                        try txn.delete(key, in: meta)
-                    }
-                    return result
+        // Optimistic: `change` runs outside the transaction, which commits only when the
+        // document is still the one `change` saw; otherwise `change` runs again on the newer one.
+        while true {
+            let seen = try fogTry { try engine.core.store.read { txn in try txn.value(forKey: key, in: meta) } }
+            var document = seen.map { Data($0) }
+            let result = try change(&document)
+            if let document, document.count > Self.maximumStoreDocumentSize {
+                throw FogError(
+                    .invalidArguments,
+                    message: "store document \(name) would be \(document.count) bytes; at most \(Self.maximumStoreDocumentSize)")
+            }
+            let next = document.map { Array($0) }
+            let committed = try fogTry {
+                try engine.core.store.writeAndWait { txn -> Bool in
+                    guard try txn.value(forKey: key, in: meta) == seen else { return false }
+                    if let next { try txn.put(next, forKey: key, in: meta) } else { try txn.delete(key, in: meta) }
+                    return true
                 }
             }
+            if committed { return result }
         }
     }
 

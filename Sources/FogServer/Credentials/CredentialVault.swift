@@ -28,7 +28,9 @@ enum CredentialVault: Sendable {
         switch self {
         case .folder(let directory): return try CredentialFile.read(in: directory)
         case .document(let handle):
-            return try handle.administrator.storeDocument(named: Self.documentName).map { try CredentialFile.decode($0, from: "the store's credentials") }
+            return try handle.administrator.storeDocument(named: Self.documentName).map {
+                try CredentialFile.decode($0, from: "the store's credentials")
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FogKit
+import FogStoragePostgres
 import Foundation
 
 extension StoreLocation {
@@ -8,7 +9,7 @@ extension StoreLocation {
     static func parse(_ argument: String) throws -> StoreLocation {
         let lowered = argument.lowercased()
         if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
-            return try postgresLocation(argument)
+            do { return try .postgres(argument) } catch { throw ValidationError(error.description) }
         }
         if argument.contains("://") {
             throw ValidationError("\(argument): a store is a folder or a postgres:// URL")
