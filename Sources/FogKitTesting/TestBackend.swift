@@ -58,5 +58,6 @@ public enum TestBackend: String, Sendable {
 public struct TestBackendError: Error, CustomStringConvertible {
     /// What is missing.
     public let description: String
-    init(_ description: String) { self.description = description }
+    /// An error saying `description`.
+    public init(_ description: String) { self.description = description }
 }

@@ -63,7 +63,7 @@ public final class PostgresStore: Sendable {
         self.address = address
         self.configuration = configuration
         self.server = Self.displayName(of: url)
-        self.pool = ConnectionPool(address: address, server: server, synchronousCommit: configuration.durability == .durable)
+        self.pool = ConnectionPool.shared(address: address, server: server, synchronousCommit: configuration.durability == .durable)
         let schema = SQLNames.quote(address.schema)
         var tables: [String: Table] = [:]
         var sqlNames: [String: String] = [:]
@@ -96,7 +96,7 @@ public final class PostgresStore: Sendable {
         do {
             try store.prepareTables()
         } catch {
-            store.pool.close()
+            store.pool.releaseShare()
             throw error
         }
         return store
@@ -155,7 +155,7 @@ public final class PostgresStore: Sendable {
         guard closing else { return }
         precondition(TransactionDepth.current(of: self) == 0, "FogStorage misuse: close() called from inside a transaction")
         running.wait()
-        pool.close()
+        pool.releaseShare()
     }
 
     /// Whether ``close()`` has closed the store.
