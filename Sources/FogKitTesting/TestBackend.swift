@@ -38,7 +38,11 @@ public enum TestBackend: String, Sendable {
         }
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
         let schema = "fk_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
+        var items = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
+        // Hundreds of tests run at once in one process, sharing its pool: a larger one than
+        // the default 4 keeps them from queueing (the throwaway server allows 100).
+        if !items.contains(where: { $0.name == "pool" }) { items.append(URLQueryItem(name: "pool", value: "8")) }
+        components.queryItems = items
         return .postgres(components.url!)
     }
 

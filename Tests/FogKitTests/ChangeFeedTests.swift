@@ -120,7 +120,7 @@ import Testing
         #expect(zones.modifications.isEmpty)
 
         let everything = try Container(
-            identifier: "iCloud.test", directory: store.directory, user: "alice",
+            identifier: "iCloud.test", store: store.location, user: "alice",
             configuration: .init(durability: .none, changeFeeds: .everyZone))
         defer { everything.close() }
         let all = try await everything.privateCloudDatabase.recordZoneChanges(inZoneWith: .default, since: nil)

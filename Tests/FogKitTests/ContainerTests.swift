@@ -174,7 +174,7 @@ import Testing
 
     @Test func openingAnOpenStoreWithAnotherIdentifierFailsWithBadContainer() async throws {
         let error = await expectFogError(.badContainer) {
-            try Container(identifier: "iCloud.other", directory: store.directory, user: "alice", configuration: .init(durability: .none))
+            try Container(identifier: "iCloud.other", store: store.location, user: "alice", configuration: .init(durability: .none))
         }
         #expect(error != nil)
         // The failed open did not disturb the container that holds the store.

@@ -209,7 +209,7 @@ import Testing
         // Reopening: a new administrator on the store resumes and completes the build.
         store.admin.engine.indexes.buildTuning.withLock { $0.stopAfterChunks = nil }
         let reopened = try Container.Administrator(
-            identifier: "iCloud.test", directory: store.directory, configuration: .init(durability: .none))
+            identifier: "iCloud.test", store: store.location, configuration: .init(durability: .none))
         defer { reopened.close() }
         reopened.engine.indexes.buildTuning.withLock { $0 = IndexBuildTuning(chunkSize: 500) }
         #expect(try reopened.indexStates(ofRecordType: Self.type)["tag"] == .building(lastRowDone: later))

@@ -371,7 +371,7 @@ import Testing
         // Production has its own schema and members.
         try await store.admin.deploySchema()
         let production = try Container.Administrator(
-            identifier: store.admin.containerIdentifier, directory: store.directory,
+            identifier: store.admin.containerIdentifier, store: store.location,
             configuration: .init(durability: .none, environment: .production))
         defer { production.close() }
         #expect(try production.users(inRole: "Admin").isEmpty)

@@ -216,7 +216,7 @@ import Testing
         let bob = try admin.container(user: "bob")
         bob.close()
         await expectFogError(.internalError) { try await bob.userIdentity(forEmailAddress: "bob@example.com") }
-        let other = try Container.Administrator(identifier: "iCloud.test", directory: store.directory)
+        let other = try Container.Administrator(identifier: "iCloud.test", store: store.location)
         other.close()
         await expectFogError(.internalError) { try await other.addUser("bob") }
         await expectFogError(.internalError) { try other.users() }
