@@ -25,6 +25,7 @@ public final class HelperProcess: Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
+        // `FOG_HELPER_STDERR=1` passes the helpers' errors through, to see why one failed.
         process.standardError =
             ProcessInfo.processInfo.environment["FOG_HELPER_STDERR"] != nil ? FileHandle.standardError : FileHandle.nullDevice
         self.process = process
