@@ -40,7 +40,7 @@ public enum FogTool {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = try stdin.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
-        try process.run()
+        try process.launchSerially()
         process.waitUntilExit()
         return Run(
             status: process.terminationStatus, out: String(decoding: try Data(contentsOf: out), as: UTF8.self),

@@ -79,7 +79,7 @@ import Testing
         ]
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.launchSerially()
         let deadline = Date().addingTimeInterval(240)
         while process.isRunning {
             if Date() > deadline {

@@ -19,7 +19,7 @@ struct PostgresServeTests {
         process.arguments = ["serve", "--store", store, "--port", "0"]
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.launchSerially()
         for _ in 0..<300 {
             let text = String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
             if let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {

@@ -68,7 +68,7 @@ import FoundationNetworking
         process.arguments = ["serve", "--store", store, "--port", "0"]
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.launchSerially()
         defer { process.terminate() }
         // The first line names the port.
         var port: Int?
