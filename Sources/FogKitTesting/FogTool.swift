@@ -34,16 +34,10 @@ public enum FogTool {
         let out = directory.appending("out"), err = directory.appending("err")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = try stdin.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
-        try process.launchSerially()
-        process.waitUntilExit()
+        let status = try Spawn.run(
+            executable.path, arguments, stdin: stdin?.path ?? "/dev/null", stdout: out.path, stderr: err.path)
         return Run(
-            status: process.terminationStatus, out: String(decoding: try Data(contentsOf: out), as: UTF8.self),
+            status: status, out: String(decoding: try Data(contentsOf: out), as: UTF8.self),
             err: String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 }
