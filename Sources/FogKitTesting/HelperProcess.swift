@@ -38,7 +38,7 @@ public final class HelperProcess: Sendable {
                 output.data.withLock { $0.append(data) }
             }
         }
-        try process.launchSerially()
+        try process.run()
     }
 
     /// Everything the process has printed so far.

@@ -35,7 +35,7 @@ import Testing
                 let data = handle.availableData
                 received.withLock { $0.append(data) }
             }
-            try process.launchSerially()
+            try process.run()
             // Wait until the child commits (a loaded machine may take a while to start
             // it), let it stream for a random while, then kill it mid-stream.
             let started = Date()

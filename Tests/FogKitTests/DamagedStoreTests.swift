@@ -98,7 +98,7 @@ import Testing
         // their signal, as in a normal build, and its reports (which exit 1) show on stderr.
         environment["ASAN_OPTIONS"] = "handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0"
         process.environment = environment
-        try process.launchSerially()
+        try process.run()
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(5_000) }
         var reason: Process.TerminationReason?

@@ -121,7 +121,7 @@ import Testing
         let cc = Process()
         cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         cc.arguments = ["cc", "-shared", "-fPIC", "-O2", "-o", library.path, source.path, "-ldl", "-lpthread"]
-        try cc.launchSerially()
+        try cc.run()
         cc.waitUntilExit()
         try #require(cc.terminationStatus == 0, "cc could not build \(source.path)")
         return library

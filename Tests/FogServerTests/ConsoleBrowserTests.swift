@@ -79,7 +79,7 @@ import Testing
         ]
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
-        try process.launchSerially()
+        try process.run()
         let deadline = Date().addingTimeInterval(240)
         while process.isRunning {
             if Date() > deadline {

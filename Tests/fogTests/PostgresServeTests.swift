@@ -11,26 +11,6 @@ import FoundationNetworking
 /// processes sharing the store.
 @Suite(.enabled(if: TestBackend.postgresServer != nil || ProcessInfo.processInfo.environment["CI"] != nil))
 struct PostgresServeTests {
-    /// Starts `fog serve` on `store` and returns the process and its port.
-    static func serve(_ store: String, output: URL) async throws -> (Process, Int) {
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = FogTool.url
-        process.arguments = ["serve", "--store", store, "--port", "0"]
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        try process.launchSerially()
-        for _ in 0..<300 {
-            let text = String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
-            if let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {
-                return (process, port)
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        process.terminate()
-        throw TestBackendError("fog serve printed no port")
-    }
-
     static func post(_ port: Int, _ path: String, token: String, body: String) async throws -> (Int, String) {
         var request = URLRequest(
             url: URL(string: "http://127.0.0.1:\(port)/database/1/iCloud.com.example.pg/development/public/\(path)?ckAPIToken=\(token)")!)
@@ -48,9 +28,9 @@ struct PostgresServeTests {
         let token = try SchemaCommandTests.fogSucceeds(["token", "create", "--store", store]).trimmingCharacters(
             in: .whitespacesAndNewlines)
         let work = try TemporaryDirectory("pg-serve")
-        let (a, portA) = try await Self.serve(store, output: work.appending("a.out"))
+        let (a, portA) = try await ServeCommandTests.serve(store, output: work.appending("a.out"))
         defer { a.terminate() }
-        let (b, portB) = try await Self.serve(store, output: work.appending("b.out"))
+        let (b, portB) = try await ServeCommandTests.serve(store, output: work.appending("b.out"))
         defer { b.terminate() }
         // Anonymous writes to the public database need a user: the token alone reads.
         let (created, _) = try await Self.post(

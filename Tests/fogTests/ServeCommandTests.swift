@@ -61,26 +61,8 @@ import FoundationNetworking
         _ = try SchemaCommandTests.fogSucceeds(["init", "--store", store, "--container", "iCloud.com.example.a"])
         let token = try SchemaCommandTests.fogSucceeds(["token", "create", "--store", store]).trimmingCharacters(
             in: .whitespacesAndNewlines)
-        let out = work.appending("serve.out")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        let process = Process()
-        process.executableURL = FogTool.url
-        process.arguments = ["serve", "--store", store, "--port", "0"]
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = FileHandle.nullDevice
-        try process.launchSerially()
+        let (process, bound) = try await Self.serve(store, output: work.appending("serve.out"))
         defer { process.terminate() }
-        // The first line names the port.
-        var port: Int?
-        for _ in 0..<300 where port == nil {
-            let text = String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self)
-            if let range = text.range(of: "http://127.0.0.1:") {
-                port = Int(text[range.upperBound...].prefix { $0.isNumber })
-            } else {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-        let bound = try #require(port)
         var request = URLRequest(
             url: URL(
                 string: "http://127.0.0.1:\(bound)/database/1/iCloud.com.example.a/development/public/records/query?ckAPIToken=\(token)")!)
@@ -90,4 +72,25 @@ import FoundationNetworking
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(String(decoding: data, as: UTF8.self) == #"{"records":[]}"#)
     }
+
+    /// Starts `fog serve` on `store` and returns the process and its port.
+    static func serve(_ store: String, output: URL) async throws -> (Process, Int) {
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = FogTool.url
+        process.arguments = ["serve", "--store", store, "--port", "0"]
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<300 {
+            let text = String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
+            if let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {
+                return (process, port)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        process.terminate()
+        throw TestBackendError("fog serve printed no port")
+    }
+
 }
