@@ -297,6 +297,7 @@ public final class PostgresStore: Sendable {
             let result: R
             do {
                 result = try body(session)
+                try session.sendPendingWrites()
                 if let failure = session.failure {
                     // The body caught an error of PostgreSQL, which aborted the transaction:
                     // committing would roll it back.

@@ -2,7 +2,8 @@ import FogStorage
 import PostgresNIO
 
 /// A write transaction of a ``PostgresStore``: a `SERIALIZABLE` transaction on one pooled
-/// connection. Each call is one statement (one round trip); its reads see its writes.
+/// connection. Each call is one statement (one round trip), but puts, which answer nothing,
+/// wait and go together with the next statement (``PendingWrites``); its reads see its writes.
 public struct PostgresWriteTransaction: StorageWriteTransaction {
     let session: Session
 
@@ -63,17 +64,15 @@ public struct PostgresWriteTransaction: StorageWriteTransaction {
     // MARK: - Writes
 
     /// Stores `value` under `key` (an upsert); in a multi-value table, adds the pair.
+    ///
+    /// The put is sent with the transaction's next statement or its commit, together with
+    /// the other puts into the same table (one statement for all of them); a refusal is
+    /// thrown by that statement, and the transaction does not commit.
     public func put(_ value: [UInt8], forKey key: [UInt8], in table: Table) throws {
         try session.check(key: key)
-        if try session.layout(of: table).isMultiValue {
-            try addValue(value, forKey: key, in: table, appending: false)
-            return
-        }
-        var statement = SQLStatement()
-        statement.append(
-            "INSERT INTO \(session.sqlName(table)) (k, v) VALUES (\(statement.bind(key)), \(statement.bind(value))) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
-        )
-        try session.run(statement.query, "put a value in \(table)")
+        let multiValue = try session.layout(of: table).isMultiValue
+        if multiValue { try session.check(multiValue: value) }
+        session.deferPut(value, forKey: key, into: session.sqlName(table), multiValue: multiValue)
     }
 
     /// Stores a value of `count` bytes that `fill` writes (into a buffer then sent); `append` is

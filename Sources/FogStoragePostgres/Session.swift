@@ -20,6 +20,8 @@ final class Session {
     /// Layouts this transaction gave its tables (``PostgresWriteTransaction/replaceWithEmpty(_:)``),
     /// by table name; the store adopts them when it commits.
     var replacedLayouts: [String: TableLayout] = [:]
+    /// Puts not sent yet (``PendingWrites``): sent before the next statement or the commit.
+    private var pending = PendingWrites()
 
     init(connection: PostgresConnection, store: PostgresStore, writes: Bool, alone: Bool) {
         self.connection = connection
@@ -31,6 +33,27 @@ final class Session {
     /// Runs `query` and collects its rows. `what` says what it does, for messages.
     @discardableResult
     func run(_ query: PostgresQuery, _ what: @autoclosure () -> String) throws(StorageError) -> PostgresQueryResult {
+        try sendPendingWrites()
+        return try execute(query, what())
+    }
+
+    /// Keeps a put of `value` under `key` in the table named `name` for the next statement
+    /// (``PendingWrites``).
+    func deferPut(_ value: [UInt8], forKey key: [UInt8], into name: String, multiValue: Bool) {
+        pending.put(value, forKey: key, into: name, multiValue: multiValue)
+    }
+
+    /// Sends the pending puts, one statement per table. The store calls it before `COMMIT`.
+    func sendPendingWrites() throws(StorageError) {
+        guard !pending.isEmpty else { return }
+        for (query, table) in pending.takeStatements() {
+            try execute(query, "put values in \(table)")
+        }
+    }
+
+    /// Runs `query` now, remembering a failure.
+    @discardableResult
+    private func execute(_ query: PostgresQuery, _ what: @autoclosure () -> String) throws(StorageError) -> PostgresQueryResult {
         if let failure {
             throw PostgresFailure.storageError(failure, what: "\(what()) after an earlier failure in the transaction", server: store.server)
         }

@@ -19,6 +19,8 @@ import Testing
             do {
                 try store.writeAndWait { txn throws in
                     for i: UInt8 in 1...10 { try txn.put([i], forKey: [i], in: a) }
+                    // A read sends the waiting puts, so the server holds them uncommitted.
+                    #expect(try txn.count(of: a) == 11)
                     // This transaction's backend is idle in a transaction whose last statement named the schema.
                     let killed = try TestServer.execute(
                         """
