@@ -12,6 +12,8 @@
 //
 //   cd Benchmarks && swift run -c release fog-bench workloads [--durability durable|relaxed|none] [--only W1,W3b]
 //   cd Benchmarks && swift run -c release bench-grdb [NORMAL|FULL] [CACHE_MIB MMAP_MIB]
+//   cd Benchmarks && swift run -c release fog-bench workloads --store postgres://…   # the same on PostgreSQL
+//   cd Benchmarks && swift run -c release fog-bench scaling --store postgres://…     # 1, 2, 4 processes on one store
 //   cd Benchmarks && swift run -c release fog-bench writers   # group commit: 1, 4, 16, 64 writers
 //   cd Benchmarks && swift run -c release fog-bench changes    # 10,000 changes since a token
 //   cd Benchmarks && swift run -c release fog-bench bounded    # peak RSS: migration, pruning (1M entries)
@@ -43,7 +45,7 @@ let package = Package(
             name: "fog-bench",
             dependencies: [
                 "BenchData", .product(name: "FogKit", package: "FogKit"), .product(name: "FogStorage", package: "FogKit"),
-                .product(name: "FogStorageLMDB", package: "FogKit"),
+                .product(name: "FogStorageLMDB", package: "FogKit"), .product(name: "FogStoragePostgres", package: "FogKit"),
             ],
             path: "Sources/fog-bench"
         ),

@@ -6,6 +6,7 @@
 #   Benchmarks/compare.sh                 # 3 interleaved rounds (about 6 minutes once built)
 #   Benchmarks/compare.sh -n 1            # one round (about 2 minutes once built)
 #   Benchmarks/compare.sh -n 3 --only W2a,W3a   # extra arguments go to `fog-bench workloads`
+#   Benchmarks/compare.sh --postgres -n 1 # adds FogKit on PostgreSQL (a throwaway server, fsync on)
 #
 # Builds fog-bench and bench-grdb in release (the first build of GRDB takes a minute or
 # two), then runs, in each round, one after the other:
@@ -17,6 +18,11 @@
 #                                       last commits on power loss, never corrupts
 #   GRDB-FULL       bench-grdb FULL     SQLite, WAL, synchronous=FULL: every commit durable
 #
+#   FogKit-PG       fog-bench workloads --store postgres://…  with --postgres: the same container on a
+#                                       PostgreSQL server of this machine (scripts/postgres start --fsync,
+#                                       Unix socket, synchronous_commit on), a fresh schema each round;
+#                                       its CPU column counts only the client, not the server
+#
 # and prints a Markdown table of the median ops/s of each workload per column, the ratios
 # FogKit/GRDB, the database sizes, and whether the check values agree across programs and
 # rounds (a column whose checks differ did not do the same work). Raw outputs go to a
@@ -26,12 +32,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 rounds=3
+postgres=
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0; fi
-if [[ ${1:-} == -n ]]; then
+while [[ ${1:-} == -n || ${1:-} == --postgres ]]; do
+  if [[ $1 == --postgres ]]; then
+    postgres=1
+    shift
+    continue
+  fi
   [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: -n takes a positive number of rounds" >&2; exit 2; }
   rounds=$2
   shift 2
-fi
+done
 fog_args=(${@+"$@"})
 
 out=${COMPARE_RESULTS:-$(mktemp -d "${TMPDIR:-/tmp}/fogkit-compare.XXXXXX")}
@@ -49,12 +61,19 @@ done
 bin=$(swift build -c release --show-bin-path)
 
 columns=(FogKit FogKit-relaxed GRDB GRDB-FULL)
+if [[ -n $postgres ]]; then
+  # A throwaway server with fsync on, stopped however the script ends.
+  eval "$("$here/../scripts/postgres" start --fsync)"
+  trap '"$here/../scripts/postgres" stop' EXIT
+  columns+=(FogKit-PG)
+fi
 command_of() {
   case $1 in
     FogKit) echo "$bin/fog-bench" workloads ${fog_args[@]+"${fog_args[@]}"} ;;
     FogKit-relaxed) echo "$bin/fog-bench" workloads --durability relaxed ${fog_args[@]+"${fog_args[@]}"} ;;
     GRDB) echo "$bin/bench-grdb" NORMAL ;;
     GRDB-FULL) echo "$bin/bench-grdb" FULL ;;
+    FogKit-PG) echo "$bin/fog-bench" workloads --store "$FOG_TEST_POSTGRES_URL" ${fog_args[@]+"${fog_args[@]}"} ;;
   esac
 }
 run_column() {
@@ -63,6 +82,7 @@ run_column() {
     FogKit-relaxed) "$bin/fog-bench" workloads --durability relaxed ${fog_args[@]+"${fog_args[@]}"} ;;
     GRDB) "$bin/bench-grdb" NORMAL ;;
     GRDB-FULL) "$bin/bench-grdb" FULL ;;
+    FogKit-PG) "$bin/fog-bench" workloads --store "$FOG_TEST_POSTGRES_URL" ${fog_args[@]+"${fog_args[@]}"} ;;
   esac
 }
 

@@ -25,7 +25,7 @@ WORKLOADS = [
 ]
 
 # (numerator, denominator) pairs printed as ratio columns, when both columns ran.
-RATIOS = [("FogKit", "GRDB"), ("FogKit-relaxed", "GRDB"), ("FogKit", "GRDB-FULL")]
+RATIOS = [("FogKit", "GRDB"), ("FogKit-relaxed", "GRDB"), ("FogKit", "GRDB-FULL"), ("FogKit-PG", "GRDB-FULL"), ("FogKit-PG", "FogKit")]
 
 
 def parse(path):

@@ -6,11 +6,12 @@ import Foundation
 // same generated data, printing the same lines and checks as bench_lmdb.c and bench-grdb,
 // so that `../shared/bench/run-all.sh FogKit='…/fog-bench workloads'` adds a column.
 
-private let postCount = 100_000
-private let batchSize = 400
-private let authorCount = 1_000
+let postCount = 100_000
+let batchSize = 400
+let authorCount = 1_000
 
-private struct Post {
+/// One generated post of the reference data.
+struct Post {
     var recordName: String
     var title: String
     var body: String
@@ -20,7 +21,8 @@ private struct Post {
     var author: String
 }
 
-private func generate() -> (authors: [String], posts: [Post]) {
+/// The reference data: 1,000 authors and 100,000 posts, as bench_lmdb.c generates them.
+func referencePosts() -> (authors: [String], posts: [Post]) {
     var r = BenchRandom(42)
     let authors = (0..<authorCount).map { _ in r.uuid() }
     var posts: [Post] = []
@@ -49,6 +51,23 @@ private func monotonic() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// The deployed schema of the reference workloads: development would otherwise give every
+/// field just-in-time indexes (strings searchable too), which the reference workloads do not have.
+func referenceSchema() throws -> Schema {
+    try Schema(
+        parsing: """
+            DEFINE SCHEMA
+                RECORD TYPE Post (
+                    author STRING QUERYABLE,
+                    body STRING,
+                    createdAt TIMESTAMP SORTABLE,
+                    score INT64 QUERYABLE SORTABLE,
+                    tags LIST<STRING> QUERYABLE,
+                    title STRING
+                );
+            """)
 }
 
 /// The workloads to run (`--only W3a,W5`: W1 still loads the data, unreported); all when empty.
@@ -93,47 +112,22 @@ extension Record {
 }
 
 /// Runs W1–W5 on a fresh store and prints the lines and the database size.
-func referenceWorkloads(durability: Container.Durability) async throws {
-    let (authors, posts) = generate()
-    // FOG_BENCH_STORE=DIR keeps the store in DIR and, when DIR already holds one, reuses it
-    // without W1 (for profiling reads; W4 has changed its scores, so W3–W5 checks differ).
-    // FOG_BENCH_KEEP=1 keeps the temporary store for inspection (mdb_stat -a DIR).
-    let environment = ProcessInfo.processInfo.environment
-    let directory =
-        environment["FOG_BENCH_STORE"].map { URL(fileURLWithPath: $0) }
-        ?? FileManager.default.temporaryDirectory.appendingPathComponent("fog-bench-\(UUID().uuidString)")
-    let reuse =
-        environment["FOG_BENCH_STORE"] != nil
-        && FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
-    defer {
-        if environment["FOG_BENCH_KEEP"] == nil, environment["FOG_BENCH_STORE"] == nil {
-            try? FileManager.default.removeItem(at: directory)
-        }
-    }
+func referenceWorkloads(durability: Container.Durability, storeOption: String?) async throws {
+    let (authors, posts) = referencePosts()
+    let store = try BenchStore.resolve(storeOption)
+    let reuse = store.reused
+    defer { store.removeIfScratch() }
     let admin = try Container.Administrator(
-        identifier: "iCloud.fog.bench", directory: directory, configuration: .init(durability: durability))
+        identifier: "iCloud.fog.bench", store: store.location, configuration: .init(durability: durability))
     let container = try admin.container(user: "bench")
     let database = container.privateCloudDatabase
     let zone = reuse ? RecordZone.ID(zoneName: "Posts") : try await database.save(RecordZone(zoneName: "Posts")).zoneID
     if !reuse {
-        // The deployed schema: development would otherwise give every field just-in-time
-        // indexes (strings searchable too), which the reference workloads do not have.
-        let schema = try Schema(
-            parsing: """
-                DEFINE SCHEMA
-                    RECORD TYPE Post (
-                        author STRING QUERYABLE,
-                        body STRING,
-                        createdAt TIMESTAMP SORTABLE,
-                        score INT64 QUERYABLE SORTABLE,
-                        tags LIST<STRING> QUERYABLE,
-                        title STRING
-                    );
-                """)
-        try await admin.importSchema(schema)
+        try await admin.importSchema(try referenceSchema())
     }
     FileHandle.standardOutput.write(
-        "# fogkit durability=\(durability) N=\(postCount) batch=\(batchSize) dir=\(directory.path)\n".data(using: .utf8)!)
+        "# fogkit\(store.location.isDirectory ? "" : "-postgres") durability=\(durability) N=\(postCount) batch=\(batchSize) dir=\(store.location)\n"
+            .data(using: .utf8)!)
     let ids = posts.map { Record.ID(recordName: $0.recordName, zoneID: zone) }
 
     if !reuse {
@@ -240,7 +234,7 @@ func referenceWorkloads(durability: Container.Durability) async throws {
     }
 
     container.close()
+    let size = try store.size(admin)
     admin.close()
-    let size = ((try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("data.mdb").path))?[.size] as? Int) ?? 0
-    FileHandle.standardOutput.write("db-size \(size) bytes (data.mdb)\n".data(using: .utf8)!)
+    FileHandle.standardOutput.write("db-size \(size.bytes) bytes (\(size.what))\n".data(using: .utf8)!)
 }

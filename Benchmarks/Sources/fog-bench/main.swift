@@ -6,7 +6,10 @@ import Foundation
 //   fog-bench writers [--requests N] [--rounds R] [--durability durable|relaxed|none]
 //                                      1, 4, 16 and 64 tasks saving one record per request
 //   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
-//   fog-bench workloads                ../shared/bench's W1–W5, lines as bench_lmdb.c prints them
+//   fog-bench workloads [--store DIR|postgres://…]
+//                                      ../shared/bench's W1–W5, lines as bench_lmdb.c prints them
+//   fog-bench scaling --store DIR|postgres://… [--processes 1,2,4] [--seconds S] [--records N]
+//                                      the same work from 1, 2 and 4 processes on one store (Scaling.swift)
 //   fog-bench subscriptions [--records N] [--rounds R]
 //                                      inserts with 0, 10,000 non-matching and 100 matching
 //                                      subscriptions; notification delivery latency (Subscriptions.swift)
@@ -129,7 +132,7 @@ case "writers":
     runBlocking { try await concurrentWriters(durability: durability, requests: counts.requests, rounds: counts.rounds ?? 3) }
 case "workloads":
     selectedWorkloads = only
-    runBlocking { try await referenceWorkloads(durability: durability) }
+    runBlocking { try await referenceWorkloads(durability: durability, storeOption: option("--store")) }
 case "anatomy":
     runBlocking { try await fetchAnatomy() }
 case "changes":
@@ -144,13 +147,25 @@ case "subscriptions":
         try await subscriptionBenchmarks(
             durability: durability, records: Int(option("--records") ?? "") ?? 20_000, rounds: counts.rounds ?? 3)
     }
+case "scaling":
+    runBlocking {
+        try await scaling(
+            storeOption: option("--store"), durability: durability,
+            processes: (option("--processes") ?? "1,2,4").split(separator: ",").compactMap { Int($0) },
+            seconds: Double(option("--seconds") ?? "") ?? 10, records: Int(option("--records") ?? "") ?? 20_000, only: only)
+    }
+case "scaling-worker":
+    runBlocking { try await scalingWorker(durability: durability, option: option) }
 case "bounded-step":
     runBlocking { try await boundedStep(rest) }
 default:
     print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]   # 1, 4, 16, 64 writers")
     print("       fog-bench changes [--rounds R]")
     print("       fog-bench bounded [--records N] [--tags T] [--tombstones N] [--zones N] [--only migrate,prune-tombstones,prune-zones]")
-    print("       fog-bench workloads [--durability durable|relaxed|none]")
+    print("       fog-bench workloads [--durability durable|relaxed|none] [--store DIR|postgres://…] [--only W1,W2a,…]")
+    print(
+        "       fog-bench scaling [--store DIR|postgres://…] [--processes 1,2,4] [--seconds S] [--records N] [--only get,query,update,save]"
+    )
     print("       fog-bench subscriptions [--durability durable|relaxed|none] [--records N] [--rounds R]")
     exit(2)
 }
