@@ -43,6 +43,8 @@ extension RecordEndpoints {
     /// `records/modify`: the seven operation types, one result per operation in request
     /// order. With `atomic` (the default) in a custom zone a failure writes nothing: the
     /// failing operation carries its own error, the others `ATOMIC_ERROR`; the status stays 200.
+    /// Saves of `cloudkit.share` records are made by ``ShareOperation`` after the others, in
+    /// the same FogKit batch.
     @Sendable static func modify(_ call: EndpointCall) async throws -> JSON {
         var request = try call.decode(ModifyRequest.self)
         if request.operations.contains(where: { $0.unnamed && $0.operationType == "create" }) {
