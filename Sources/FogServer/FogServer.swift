@@ -41,6 +41,18 @@ public final class FogServer: Sendable {
         public var store: Container.Configuration
         /// The lowest level of the messages the server logs (to standard error).
         public var logLevel: Logger.Level = .info
+        /// How many failed sign-ins (`POST /signin`) one account name may have within
+        /// ``signInWindow`` before further attempts for it are refused with `THROTTLED`
+        /// until the window passes; 5 by default.
+        public var signInAttemptsPerAccount = 5
+        /// How many failed sign-ins one client address may have within ``signInWindow``,
+        /// whatever the account names, before it is refused likewise; 20 by default.
+        public var signInAttemptsPerClient = 20
+        /// The window failed sign-ins are counted in, from the first failure; 60 seconds by default.
+        public var signInWindow: TimeInterval = 60
+        /// The most account names and client addresses whose failures are kept at once (the
+        /// one counted longest is forgotten first); 10,000 by default.
+        public var signInTrackedKeys = 10_000
 
         /// The default options: loopback, port 8080.
         public init(

@@ -10,11 +10,11 @@ import Hummingbird
 /// with the administrator token and the user it acts as in headers (``Authenticator``), and
 /// to ``AdministrationEndpoints`` for what is not a database operation.
 enum ConsoleRoutes {
-    static func respond(to request: inout Request, path: String, state: ServerState) async throws -> Response? {
+    static func respond(to request: inout Request, path: String, client: String?, state: ServerState) async throws -> Response? {
         if path == "/console" || path == "/console/" { return try site("index.html", request: request) }
         if path.hasPrefix("/console/") { return try site(String(path.dropFirst("/console/".count)), request: request) }
         if path == "/signin" || path == "/signin/" {
-            if request.method == .post { return try await SignIn.respond(to: &request, state: state) }
+            if request.method == .post { return try await SignIn.respond(to: &request, client: client, state: state) }
             return try site("signin.html", request: request)
         }
         if path.hasPrefix("/admin/") { return try await AdministrationEndpoints.respond(to: &request, path: path, state: state) }

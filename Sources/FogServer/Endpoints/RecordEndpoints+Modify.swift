@@ -10,6 +10,8 @@ extension RecordEndpoints {
             var formatError: ServerError?
             /// The record has no `recordName` (a create may leave it out).
             var unnamed = false
+            /// The sharing keys of a record of type `cloudkit.share`.
+            var share: ShareInput?
 
             enum CodingKeys: String, CodingKey { case operationType, record }
             enum NameKey: String, CodingKey { case recordName }
@@ -19,6 +21,7 @@ extension RecordEndpoints {
                 operationType = try c.decode(String.self, forKey: .operationType)
                 do {
                     record = try c.decode(WebServices.RecordDictionary.self, forKey: .record)
+                    if ShareInput.isShareType(record.recordType) { share = try c.decode(ShareInput.self, forKey: .record) }
                 } catch {
                     let name = try? c.nestedContainer(keyedBy: NameKey.self, forKey: .record).decode(String.self, forKey: .recordName)
                     record = WebServices.RecordDictionary(recordName: name ?? "")
@@ -40,6 +43,8 @@ extension RecordEndpoints {
     /// `records/modify`: the seven operation types, one result per operation in request
     /// order. With `atomic` (the default) in a custom zone a failure writes nothing: the
     /// failing operation carries its own error, the others `ATOMIC_ERROR`; the status stays 200.
+    /// Saves of `cloudkit.share` records are made by ``ShareOperation`` after the others, in
+    /// the same FogKit batch.
     @Sendable static func modify(_ call: EndpointCall) async throws -> JSON {
         var request = try call.decode(ModifyRequest.self)
         if request.operations.contains(where: { $0.unnamed && $0.operationType == "create" }) {
@@ -73,12 +78,40 @@ extension RecordEndpoints {
         }
 
         var operations: [WebServices.RecordOperation] = []
-        var positions: [Int] = []
+        // Each FogKit operation's index in the request; nil for a share's root that the
+        // server adds to the batch (FogKit saves a new share with its root).
+        var positions: [Int?] = []
         var results = [JSON?](repeating: nil, count: request.operations.count)
+        var shareOperations: [Int] = []
         for (i, operation) in request.operations.enumerated() {
+            let id = Record.ID(recordName: operation.record.recordName, zoneID: zones[i])
+            if operation.formatError == nil, operation.operationType != "delete", operation.operationType != "forceDelete",
+                ShareInput.isShareType(operation.record.recordType ?? storedTypes[id])
+            {
+                shareOperations.append(i)
+                continue
+            }
             do {
                 operations.append(try recordOperation(operation, zone: zones[i], storedTypes: storedTypes, call: call, index: i))
                 positions.append(i)
+            } catch {
+                results[i] = output.error(error, recordName: operation.record.recordName)
+            }
+        }
+        // Shares last, so that a root saved in the same batch is not saved twice.
+        var saved = Set(operations.map(\.recordID))
+        for i in shareOperations {
+            let operation = request.operations[i]
+            do {
+                let made = try await ShareOperation.make(operation, zone: zones[i], batch: operations, call: call, index: i)
+                operations.append(made.share)
+                positions.append(i)
+                saved.insert(made.share.recordID)
+                if let root = made.root, !saved.contains(root.recordID) {
+                    operations.append(root)
+                    positions.append(nil)
+                    saved.insert(root.recordID)
+                }
             } catch {
                 results[i] = output.error(error, recordName: operation.record.recordName)
             }
@@ -95,7 +128,7 @@ extension RecordEndpoints {
         if !operations.isEmpty {
             let outcomes = try await call.database.modify(operations, atomically: atomic)
             for (k, outcome) in outcomes.enumerated() {
-                let i = positions[k]
+                guard let i = positions[k] else { continue }
                 let name = request.operations[i].record.recordName
                 switch outcome {
                 case .success(let record?): results[i] = try output.record(record, desiredKeys: request.desiredKeys)

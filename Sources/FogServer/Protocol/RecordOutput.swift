@@ -55,7 +55,19 @@ struct RecordOutput {
         // A share carries its link as a short GUID (`records/resolve`, `records/accept`).
         let shortGUID = (record as? Share)?.url.map(ShareEndpoints.shortGUID(of:))
         try writer.write(dictionary, extra: [("shortGUID", shortGUID)])
-        return .raw(writer.bytes)
+        // A shared record's `share`, a share's participants: members after the written ones.
+        let sharing = ShareOutput.members(of: record, output: self)
+        guard !sharing.isEmpty, writer.bytes.last == UInt8(ascii: "}") else { return .raw(writer.bytes) }
+        var bytes = writer.bytes
+        bytes.removeLast()
+        for (key, value) in sharing {
+            bytes.append(UInt8(ascii: ","))
+            JSON.writeString(key, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            value.write(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return .raw(bytes)
     }
 
     /// A deleted record: `{recordName, deleted: true, zoneID}` and its type when known.

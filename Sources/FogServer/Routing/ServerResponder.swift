@@ -7,7 +7,7 @@ import NIOCore
 /// Answers every request: Web Services paths through authentication and the endpoint table,
 /// the sign-in page, the console, and CloudKit's `NOT_FOUND` for anything else.
 struct ServerResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ServerRequestContext
     let state: ServerState
 
     func respond(to request: Request, context: Context) async throws -> Response {
@@ -17,7 +17,9 @@ struct ServerResponder: HTTPResponder {
             if let route = Route(path: path) {
                 return try await respondWebServices(to: &request, route: route)
             }
-            if let response = try await ExtraRoutes.respond(to: &request, path: path, state: state) { return response }
+            if let response = try await ExtraRoutes.respond(to: &request, path: path, client: context.clientAddress, state: state) {
+                return response
+            }
             throw ServerError(.notFound, "no endpoint at \(path)")
         } catch {
             return Self.errorResponse(ServerError(error, signIn: state.signInURL))

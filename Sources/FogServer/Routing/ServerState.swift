@@ -12,6 +12,8 @@ final class ServerState: Sendable {
     let configuration: FogServer.Configuration
     /// The folder asset uploads wait in until a record saves them.
     let staging: AssetStaging
+    /// Failed sign-ins, per account and per client.
+    let signInThrottle: SignInThrottle
     private let boundPort = Mutex<Int?>(nil)
 
     init(store: ServerStore, credentials: CredentialCache, configuration: FogServer.Configuration) {
@@ -21,6 +23,9 @@ final class ServerState: Sendable {
         signatures = RequestSignatureChecker(window: configuration.signatureWindow)
         sessions = WebAuthSessions(credentials: credentials)
         staging = AssetStaging(storeDirectory: store.directory)
+        signInThrottle = SignInThrottle(
+            accountLimit: configuration.signInAttemptsPerAccount, clientLimit: configuration.signInAttemptsPerClient,
+            window: configuration.signInWindow, maximumKeys: configuration.signInTrackedKeys)
     }
 
     func setPort(_ port: Int) { boundPort.withLock { $0 = port } }

@@ -59,16 +59,6 @@ enum ShareEndpoints {
         return try result.get()
     }
 
-    static func name<T: CustomStringConvertible>(_ value: T) -> String {
-        // `readWrite` -> `READ_WRITE`.
-        var out = ""
-        for character in value.description {
-            if character.isUppercase { out += "_" }
-            out += character.uppercased()
-        }
-        return out
-    }
-
     /// A ShortGUID result dictionary.
     static func result(_ metadata: Share.Metadata, shortGUID: String, call: EndpointCall, output: RecordOutput) throws -> JSON {
         let share = metadata.share
@@ -77,9 +67,9 @@ enum ShareEndpoints {
             ("environment", .string(call.route.environment.rawValue)),
             ("databaseScope", .string(share.owner.participantID == output.callerRecordName ? "PRIVATE" : "SHARED")),
             ("zoneID", output.zoneIDJSON(share.recordID.zoneID)), ("share", try output.record(share)),
-            ("participantPermission", .string(name(metadata.participantPermission))),
-            ("participantStatus", .string(metadata.participantStatus == .pending ? "INVITED" : name(metadata.participantStatus))),
-            ("participantType", .string(metadata.participantRole == .privateUser ? "USER" : name(metadata.participantRole))),
+            ("participantPermission", .string(ShareOutput.permission(metadata.participantPermission))),
+            ("participantStatus", .string(ShareOutput.status(metadata.participantStatus))),
+            ("participantType", .string(ShareOutput.type(metadata.participantRole))),
         ]
         if let owner = metadata.ownerIdentity.userRecordID {
             members.append(("ownerIdentity", .object(UserEndpoints.identity(metadata.ownerIdentity, recordName: owner.recordName))))

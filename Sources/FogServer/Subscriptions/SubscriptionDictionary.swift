@@ -92,8 +92,12 @@ struct SubscriptionDictionary: Decodable, Sendable {
         switch subscription {
         case let query as QuerySubscription:
             members.append(("subscriptionType", .string("query")))
-            // The predicate is FogKit's; its filters are not written back as filterBy.
-            members.append(("query", .object([("recordType", .string(query.recordType))])))
+            // The predicate written back as filterBy, left out when no filter list expresses it.
+            var queryMembers: [(String, JSON)] = [("recordType", .string(query.recordType))]
+            if let filters = FilterByOutput(output: output).filters(query.predicate) {
+                queryMembers.append(("filterBy", .array(filters)))
+            }
+            members.append(("query", .object(queryMembers)))
             if let zone = query.zoneID { members.append(("zoneID", output.zoneIDJSON(zone))) }
             let options = query.querySubscriptionOptions
             var firesOn: [JSON] = []
