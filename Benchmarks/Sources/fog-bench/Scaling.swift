@@ -73,15 +73,8 @@ private func loadScalingStore(_ location: StoreLocation, durability: Container.D
     let zone = try await database.save(RecordZone(zoneName: "Posts")).zoneID
     try await admin.importSchema(try referenceSchema())
     for start in stride(from: 0, to: count, by: batchSize) {
-        let batch = posts[start..<min(start + batchSize, count)].map { post -> Record in
-            let record = Record(recordType: "Post", recordID: Record.ID(recordName: post.recordName, zoneID: zone))
-            record["title"] = post.title
-            record["body"] = post.body
-            record["score"] = post.score
-            record["createdAt"] = Date(timeIntervalSince1970: post.createdAt)
-            record["tags"] = post.tags
-            record["author"] = post.author
-            return record
+        let batch = posts[start..<min(start + batchSize, count)].map {
+            $0.record(Record.ID(recordName: $0.recordName, zoneID: zone))
         }
         _ = try await database.modifyRecords(saving: batch, deleting: [])
     }

@@ -21,6 +21,20 @@ struct Post {
     var author: String
 }
 
+extension Post {
+    /// The post as a FogKit record with the ID `id`.
+    func record(_ id: Record.ID) -> Record {
+        let record = Record(recordType: "Post", recordID: id)
+        record["title"] = title
+        record["body"] = body
+        record["score"] = score
+        record["createdAt"] = Date(timeIntervalSince1970: createdAt)
+        record["tags"] = tags
+        record["author"] = author
+        return record
+    }
+}
+
 /// The reference data: 1,000 authors and 100,000 posts, as bench_lmdb.c generates them.
 func referencePosts() -> (authors: [String], posts: [Post]) {
     var r = BenchRandom(42)
@@ -133,17 +147,7 @@ func referenceWorkloads(durability: Container.Durability, storeOption: String?) 
     if !reuse {
         try await measure("W1-insert", ops: postCount) {
             for b in stride(from: 0, to: postCount, by: batchSize) {
-                let records = (b..<min(b + batchSize, postCount)).map { i -> Record in
-                    let p = posts[i]
-                    let record = Record(recordType: "Post", recordID: ids[i])
-                    record["title"] = p.title
-                    record["body"] = p.body
-                    record["score"] = p.score
-                    record["createdAt"] = Date(timeIntervalSince1970: p.createdAt)
-                    record["tags"] = p.tags
-                    record["author"] = p.author
-                    return record
-                }
+                let records = (b..<min(b + batchSize, postCount)).map { posts[$0].record(ids[$0]) }
                 _ = try await database.modifyRecords(saving: records, deleting: [])
             }
             return 0
