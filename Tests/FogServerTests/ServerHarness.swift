@@ -92,6 +92,9 @@ final class ServerHarness: Sendable {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
         request.httpBody = body
+        // Far past URLSession's default 60 s: a debug server on a loaded CI machine can take
+        // that long for a large batch, and a test should fail on answers, not on the load.
+        request.timeoutInterval = 300
         for (key, value) in headers { request.setValue(value, forHTTPHeaderField: key) }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as! HTTPURLResponse

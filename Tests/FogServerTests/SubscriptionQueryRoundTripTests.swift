@@ -108,7 +108,7 @@ import Testing
         return subscription
     }
 
-    @Test(arguments: [UInt64(1), 2, 3])
+    @Test(.serialized, arguments: [UInt64(1), 2, 3])
     func everyComparatorComesBackFromListAndLookup(seed: UInt64) async throws {
         let server = try await ServerHarness()
         defer { Task { await server.stop() } }
