@@ -139,15 +139,11 @@ enum PredicateValue: Hashable, Sendable {
 }
 
 /// A comparison operator, after folding CloudKit's spellings (`=` is `==`, `<>` is `!=`,
-/// `=<` is `<=`, `=>` is `>=`).
-enum ComparisonOperator: String, Hashable, Sendable, CaseIterable {
-    case equal = "=="
-    case notEqual = "!="
-    case less = "<"
-    case lessOrEqual = "<="
-    case greater = ">"
-    case greaterOrEqual = ">="
+/// `=<` is `<=`, `=>` is `>=`): the public ``QueryPredicate/Operator`` itself, so
+/// ``QueryPredicate/structure`` needs no mapping that a new case could break.
+typealias ComparisonOperator = QueryPredicate.Operator
 
+extension QueryPredicate.Operator {
     /// Whether the operator orders values (`<`, `<=`, `>`, `>=`) rather than testing equality.
     var isOrdering: Bool { self != .equal && self != .notEqual }
 }

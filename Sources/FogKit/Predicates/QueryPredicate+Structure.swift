@@ -76,7 +76,7 @@ extension QueryPredicate.Structure {
         switch node {
         case .value(let b): self = .value(b)
         case .comparison(let key, let op, let value):
-            self = .comparison(key: key.name, operator: QueryPredicate.Operator(rawValue: op.rawValue)!, value: operand(value))
+            self = .comparison(key: key.name, operator: op, value: operand(value))
         case .between(let key, let lower, let upper): self = .between(key: key.name, lower: operand(lower), upper: operand(upper))
         case .in(let key, let values): self = .in(key: key.name, values: values.map(operand))
         case .listContains(let key, let value): self = .listContains(key: key.name, value: operand(value))
