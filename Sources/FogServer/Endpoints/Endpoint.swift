@@ -33,13 +33,22 @@ struct EndpointCall: Sendable {
     var database: Database { container.database(with: route.scope ?? .public) }
 
     /// The body as `T`, parsed as JSON whatever its content type says; an empty body is `{}`.
-    func decode<T: Decodable>(_ type: T.Type) throws(ServerError) -> T {
+    func decode<T: Decodable>(_ type: T.Type) throws(ServerError) -> T { try decodedByJSONDecoder(type) }
+
+    private func decodedByJSONDecoder<T: Decodable>(_ type: T.Type) throws(ServerError) -> T {
         let data = body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) ? Data("{}".utf8) : Data(body)
         do {
             return try WebServices.decode(type, from: data)
         } catch {
             throw ServerError(.badRequest, "the request body is not valid: \(error.description)")
         }
+    }
+
+    /// The body as `T`, read by ``JSONInput`` when it can and decoded by `JSONDecoder`
+    /// otherwise (for anything the quick reading does not take, and for the error message).
+    func decode<T: QuickDecodable>(_ type: T.Type) throws(ServerError) -> T {
+        if let input = JSONInput(parsing: body), let value = T(input) { return value }
+        return try decodedByJSONDecoder(type)
     }
 
     /// The caller's user record name, or `nil` for nobody.

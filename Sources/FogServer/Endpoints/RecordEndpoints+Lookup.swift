@@ -2,8 +2,8 @@ import FogKit
 import Foundation
 
 extension RecordEndpoints {
-    struct LookupRequest: Decodable {
-        struct Item: Decodable {
+    struct LookupRequest: QuickDecodable, Equatable {
+        struct Item: Decodable, Equatable {
             var recordName: String
             var desiredKeys: [String]?
         }
@@ -11,6 +11,26 @@ extension RecordEndpoints {
         var zoneID: WebServices.ZoneID?
         var desiredKeys: [String]?
         var numbersAsStrings: Bool?
+
+        init?(_ input: JSONInput) {
+            guard case .object = input, case .array(let items)? = input["records"],
+                let zoneID = JSONInput.optional(input["zoneID"], WebServices.ZoneID.init),
+                let desiredKeys = JSONInput.optional(input["desiredKeys"], \.strings),
+                let numbersAsStrings = JSONInput.optional(input["numbersAsStrings"], \.bool)
+            else { return nil }
+            var records: [Item] = []
+            records.reserveCapacity(items.count)
+            for item in items {
+                guard case .object = item, let recordName = item["recordName"]?.string,
+                    let desiredKeys = JSONInput.optional(item["desiredKeys"], \.strings)
+                else { return nil }
+                records.append(Item(recordName: recordName, desiredKeys: desiredKeys))
+            }
+            self.records = records
+            self.zoneID = zoneID
+            self.desiredKeys = desiredKeys
+            self.numbersAsStrings = numbersAsStrings
+        }
     }
 
     /// `records/lookup`: the records asked for, in request order, each a record or a

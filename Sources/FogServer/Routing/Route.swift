@@ -15,9 +15,11 @@ struct Route: Sendable, Equatable {
     /// The route of `path` (without its query), or `nil` when the path is not a Web Services
     /// path.
     init?(path: String) {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // Split as bytes: splitting a `String` by `Character` walks grapheme clusters, and this
+        // runs on every request.
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { String(Substring($0)) }
         guard parts.count >= 5, parts[1] == "1" else { return nil }
-        container = parts[2].contains("%") ? (parts[2].removingPercentEncoding ?? parts[2]) : parts[2]
+        container = ServerResponder.decoded(parts[2])
         guard let environment = Container.Environment(rawValue: parts[3]) else { return nil }
         self.environment = environment
         switch parts[0] {
