@@ -16,9 +16,15 @@ extension WebServices.FieldValueDictionary {
     /// - Throws: ``WebServices/FormatError`` for a double that is not finite, naming `field`,
     ///   or what `locate` throws.
     public init(_ value: FieldValue, field: String = "value", locate: WebServices.AssetLocator = WebServices.fileURL(of:)) throws {
+        try self.init(value, path: field, locate: locate)
+    }
+
+    /// ``init(_:field:locate:)`` with the field's path made only for an error (a record's
+    /// fields are converted on every response).
+    init(_ value: FieldValue, path field: @autoclosure () -> String, locate: WebServices.AssetLocator) throws {
         typealias V = WebServices.Value
-        func finite(_ d: Double, _ path: String) throws(WebServices.FormatError) -> V {
-            guard d.isFinite else { throw WebServices.FormatError(field: path, reason: "\(d) is not a finite number") }
+        func finite(_ d: Double, _ path: @autoclosure () -> String) throws(WebServices.FormatError) -> V {
+            guard d.isFinite else { throw WebServices.FormatError(field: path(), reason: "\(d) is not a finite number") }
             return .double(d)
         }
         func asset(_ a: Asset) throws -> V {
@@ -28,28 +34,30 @@ extension WebServices.FieldValueDictionary {
         switch value {
         case .string(let s): v = .string(s)
         case .int64(let i): v = .int64(i)
-        case .double(let d): v = try finite(d, field)
+        case .double(let d): v = try finite(d, field())
         case .bytes(let b): v = .bytes(b)
         case .date(let d): v = .timestamp(Milliseconds.from(d))
-        case .location(let l): v = .location(try Self.checked(l, field))
+        case .location(let l): v = .location(try Self.checked(l, field()))
         case .reference(let r): v = .reference(WebServices.ReferenceDictionary(r))
         case .asset(let a): v = try asset(a)
         case .stringList(let l): v = .list(l.map(V.string))
         case .int64List(let l): v = .list(l.map(V.int64))
-        case .doubleList(let l): v = .list(try l.enumerated().map { try finite($1, "\(field)[\($0)]") })
+        case .doubleList(let l): v = .list(try l.enumerated().map { try finite($1, "\(field())[\($0)]") })
         case .bytesList(let l): v = .list(l.map(V.bytes))
         case .dateList(let l): v = .list(l.map { .timestamp(Milliseconds.from($0)) })
-        case .locationList(let l): v = .list(try l.enumerated().map { .location(try Self.checked($1, "\(field)[\($0)]")) })
+        case .locationList(let l): v = .list(try l.enumerated().map { .location(try Self.checked($1, "\(field())[\($0)]")) })
         case .referenceList(let l): v = .list(l.map { .reference(WebServices.ReferenceDictionary($0)) })
         case .assetList(let l): v = .list(try l.map(asset))
         }
         self.init(value: v, type: WebServices.FieldType(value.fieldType))
     }
 
-    private static func checked(_ l: Location, _ field: String) throws(WebServices.FormatError) -> WebServices.LocationDictionary {
+    private static func checked(
+        _ l: Location, _ field: @autoclosure () -> String
+    ) throws(WebServices.FormatError) -> WebServices.LocationDictionary {
         let numbers = [l.latitude, l.longitude, l.altitude, l.horizontalAccuracy, l.verticalAccuracy, l.course, l.speed]
         guard numbers.allSatisfy(\.isFinite) else {
-            throw WebServices.FormatError(field: field, reason: "a location with a number that is not finite")
+            throw WebServices.FormatError(field: field(), reason: "a location with a number that is not finite")
         }
         return WebServices.LocationDictionary(l)
     }

@@ -79,7 +79,7 @@ extension WebServices {
             case parent(ParentDictionary)
         }
 
-        private mutating func field(_ field: FieldValueDictionary, path: String) throws(FormatError) {
+        private mutating func field(_ field: FieldValueDictionary, path: @autoclosure () -> String) throws(FormatError) {
             byte(UInt8(ascii: "{"))
             var comma = false
             // Keys in sorted order, as the encoder writes them.
@@ -97,16 +97,16 @@ extension WebServices {
             if let value = field.value {
                 if comma { byte(UInt8(ascii: ",")) }
                 raw("\"value\":")
-                try self.value(value, path: path)
+                try self.value(value, path: path())
             }
             byte(UInt8(ascii: "}"))
         }
 
-        private mutating func value(_ value: Value, path: String) throws(FormatError) {
+        private mutating func value(_ value: Value, path: @autoclosure () -> String) throws(FormatError) {
             switch value {
             case .string(let s): string(s)
             case .int64(let i), .timestamp(let i): raw(String(i))
-            case .double(let d): try double(d, path: path)
+            case .double(let d): try double(d, path: path())
             case .bytes(let data): string(data.base64EncodedString())
             case .location(let l):
                 var keys: [(String, Double?)] = [
@@ -128,7 +128,7 @@ extension WebServices {
                         if !first { byte(UInt8(ascii: ",")) }
                         string(key)
                         byte(UInt8(ascii: ":"))
-                        try double(number, path: "\(path).\(key)")
+                        try double(number, path: "\(path()).\(key)")
                     }
                     first = false
                 }
@@ -178,7 +178,7 @@ extension WebServices {
                 byte(UInt8(ascii: "["))
                 for (i, item) in items.enumerated() {
                     if i > 0 { byte(UInt8(ascii: ",")) }
-                    try self.value(item, path: "\(path)[\(i)]")
+                    try self.value(item, path: "\(path())[\(i)]")
                 }
                 byte(UInt8(ascii: "]"))
             }
@@ -201,8 +201,8 @@ extension WebServices {
             byte(UInt8(ascii: "}"))
         }
 
-        private mutating func double(_ d: Double, path: String) throws(FormatError) {
-            guard d.isFinite else { throw FormatError(field: path, reason: "\(d) is not a finite number") }
+        private mutating func double(_ d: Double, path: @autoclosure () -> String) throws(FormatError) {
+            guard d.isFinite else { throw FormatError(field: path(), reason: "\(d) is not a finite number") }
             // JSONEncoder's form: Swift's shortest description, without a trailing ".0".
             var text = d.description
             if text.hasSuffix(".0") { text.removeLast(2) }
@@ -215,24 +215,37 @@ extension WebServices {
 
         private mutating func string(_ s: String) {
             bytes.append(UInt8(ascii: "\""))
-            for b in s.utf8 {
-                switch b {
-                case UInt8(ascii: "\""): raw("\\\"")
-                case UInt8(ascii: "\\"): raw("\\\\")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                case 0..<0x20:
-                    raw("\\u00")
-                    let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(hex[Int(b >> 4)])
-                    bytes.append(hex[Int(b & 0xF)])
-                default: bytes.append(b)
+            // Runs of bytes that need no escape are copied whole.
+            var s = s
+            s.withUTF8 { utf8 in
+                var start = 0
+                for i in utf8.indices {
+                    let b = utf8[i]
+                    guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i]))
+                    escape(b)
+                    start = i + 1
                 }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
             }
             bytes.append(UInt8(ascii: "\""))
+        }
+
+        private mutating func escape(_ b: UInt8) {
+            switch b {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            default:
+                raw("\\u00")
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(hex[Int(b >> 4)])
+                bytes.append(hex[Int(b & 0xF)])
+            }
         }
     }
 }

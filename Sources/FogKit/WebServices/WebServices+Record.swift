@@ -139,13 +139,13 @@ extension WebServices.RecordDictionary {
         var fields: [String: WebServices.FieldValueDictionary] = [:]
         for key in record.allKeys() {
             guard let value = record.fieldValue(forKey: key) else { continue }
-            fields[key] = try WebServices.FieldValueDictionary(value, field: "fields.\(key).value", locate: locate)
+            fields[key] = try WebServices.FieldValueDictionary(value, path: "fields.\(key).value", locate: locate)
         }
         // Encrypted fields in plain, flagged `isEncrypted` (a key is never both kinds).
         let encrypted = record.encryptedValues
         for key in encrypted.allKeys() {
             guard let value = encrypted.fieldValue(forKey: key) else { continue }
-            var dictionary = try WebServices.FieldValueDictionary(value, field: "fields.\(key).value", locate: locate)
+            var dictionary = try WebServices.FieldValueDictionary(value, path: "fields.\(key).value", locate: locate)
             dictionary.isEncrypted = true
             fields[key] = dictionary
         }
