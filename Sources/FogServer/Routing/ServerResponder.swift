@@ -70,10 +70,26 @@ struct ServerResponder: HTTPResponder {
     static func queryParameters(_ request: Request) -> [String: String] {
         var result: [String: String] = [:]
         guard let query = request.uri.query, !query.isEmpty else { return result }
-        for pair in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            let key = decoded(String(Substring(parts[0])))
-            result[key] = parts.count > 1 ? String(Substring(parts[1])) : ""
+        // One pass over the bytes, no arrays in between (this runs on every request).
+        let utf8 = query.utf8
+        var start = utf8.startIndex
+        var equals: String.Index?
+        var i = utf8.startIndex
+        while true {
+            let atEnd = i == utf8.endIndex
+            if atEnd || utf8[i] == UInt8(ascii: "&") {
+                if start != i {
+                    let keyEnd = equals ?? i
+                    let value = equals.map { String(query[utf8.index(after: $0)..<i]) } ?? ""
+                    result[decoded(String(query[start..<keyEnd]))] = value
+                }
+                if atEnd { break }
+                start = utf8.index(after: i)
+                equals = nil
+            } else if equals == nil, utf8[i] == UInt8(ascii: "=") {
+                equals = i
+            }
+            i = utf8.index(after: i)
         }
         return result
     }
