@@ -2,9 +2,11 @@ import Foundation
 
 extension SyncEngine {
     /// One fetch: the database feed, then the feed of each zone with unfetched changes, in
-    /// CloudKit's order of events. Called with the work lock held.
-    func fetch(_ startOptions: FetchChangesOptions, reason: SyncReason) async throws {
-        guard await reconcileAccount() else { return }
+    /// CloudKit's order of events. Called with the work lock held. Returns `false` when it
+    /// did nothing for want of a usable account.
+    @discardableResult
+    func fetch(_ startOptions: FetchChangesOptions, reason: SyncReason) async throws -> Bool {
+        guard await reconcileAccount() else { return false }
         var options = startOptions
         await events.post(.willFetchChanges(Event.WillFetchChanges(context: FetchChangesContext(reason: reason, options: options))))
         var failure: (any Error)?
@@ -16,6 +18,7 @@ extension SyncEngine {
         }
         await events.post(.didFetchChanges(Event.DidFetchChanges(context: FetchChangesContext(reason: reason, options: options))))
         if let failure { throw failure }
+        return true
     }
 
     /// Asks the delegate for the options of the next request.

@@ -7,9 +7,10 @@ extension SyncEngine {
     ///
     /// Within one send each change goes out once: a change the app adds again after it
     /// failed (a conflict it resolved, a zone it re-created) goes with the next send, so a
-    /// send always ends.
-    func send(_ options: SendChangesOptions, reason: SyncReason) async throws {
-        guard await reconcileAccount() else { return }
+    /// send always ends. Returns `false` when it did nothing for want of a usable account.
+    @discardableResult
+    func send(_ options: SendChangesOptions, reason: SyncReason) async throws -> Bool {
+        guard await reconcileAccount() else { return false }
         let context = SendChangesContext(reason: reason, options: options)
         await events.post(.willSendChanges(Event.WillSendChanges(context: context)))
         var failures: [AnyHashable: any Error] = [:]
@@ -59,6 +60,7 @@ extension SyncEngine {
         if !failures.isEmpty {
             throw FogError(.partialFailure, message: "\(failures.count) changes failed to send", partialErrorsByItemID: failures)
         }
+        return true
     }
 
     /// Sends one batch of zone changes and reports it; returns the failures by zone ID.

@@ -77,18 +77,18 @@ final class WeakSyncEngineDelegate: Sendable {
 
 /// Tasks an engine may cancel (``SyncEngine/cancelOperations()``).
 final class SyncTaskSet: Sendable {
-    private let tasks = Mutex<[UUID: Task<Void, any Error>]>([:])
+    private let tasks = Mutex<[UUID: @Sendable () -> Void]>([:])
 
-    func insert(_ task: Task<Void, any Error>) -> UUID {
+    func insert<R: Sendable>(_ task: Task<R, any Error>) -> UUID {
         let id = UUID()
-        tasks.withLock { $0[id] = task }
+        tasks.withLock { $0[id] = { task.cancel() } }
         return id
     }
 
     func remove(_ id: UUID) { _ = tasks.withLock { $0.removeValue(forKey: id) } }
 
     func cancelAll() {
-        for task in tasks.withLock({ Array($0.values) }) { task.cancel() }
+        for cancel in tasks.withLock({ Array($0.values) }) { cancel() }
     }
 }
 

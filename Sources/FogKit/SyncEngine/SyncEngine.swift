@@ -44,6 +44,8 @@ public final class SyncEngine: Sendable, CustomStringConvertible {
     let lostSaves = Mutex<[Record.ID: Record]>([:])
     /// Whether a state update for the app's own changes waits to be delivered.
     let appUpdateQueued = Atomic(false)
+    /// Whether listening stopped for want of a usable account (checkAccount restarts it).
+    let listeningWaitsForAccount = Atomic(false)
     /// The tasks that watch the account and the notifications, cancelled when the engine goes.
     let monitors = Mutex<[String: Task<Void, Never>]>([:])
 
@@ -91,7 +93,7 @@ public final class SyncEngine: Sendable, CustomStringConvertible {
     ///   `operationCancelled` (``cancelOperations()``). A zone's failure is reported in its
     ///   ``Event/didFetchRecordZoneChanges(_:)`` event, not thrown.
     public func fetchChanges(_ options: FetchChangesOptions = FetchChangesOptions()) async throws {
-        try await runWork { try await $0.fetch(options, reason: .manual) }
+        _ = try await runWork { try await $0.fetch(options, reason: .manual) }
     }
 
     /// Sends the pending changes now (CloudKit's `sendChanges(_:)`), and returns after the
@@ -101,7 +103,7 @@ public final class SyncEngine: Sendable, CustomStringConvertible {
     ///   record or zone ID (after the ``Event/sentRecordZoneChanges(_:)`` events that carry
     ///   them), or `operationCancelled`.
     public func sendChanges(_ options: SendChangesOptions = SendChangesOptions()) async throws {
-        try await runWork { try await $0.send(options, reason: .manual) }
+        _ = try await runWork { try await $0.send(options, reason: .manual) }
     }
 
     /// Cancels the running and scheduled fetches and sends (CloudKit's
@@ -117,13 +119,15 @@ public final class SyncEngine: Sendable, CustomStringConvertible {
 
     /// Runs `body` as one of the engine's operations: one at a time, cancellable by
     /// ``cancelOperations()`` and by the caller's task.
-    func runWork(_ body: @escaping @Sendable (SyncEngine) async throws -> Void) async throws {
+    @discardableResult
+    func runWork<R: Sendable>(_ body: @escaping @Sendable (SyncEngine) async throws -> R) async throws -> R {
         let task = Task { [self] in
             await workLock.lock()
             do {
                 try Task.checkCancellation()
-                try await body(self)
+                let result = try await body(self)
                 await workLock.unlock()
+                return result
             } catch {
                 await workLock.unlock()
                 throw error
@@ -132,7 +136,7 @@ public final class SyncEngine: Sendable, CustomStringConvertible {
         let id = running.insert(task)
         defer { running.remove(id) }
         do {
-            try await withTaskCancellationHandler {
+            return try await withTaskCancellationHandler {
                 try await task.value
             } onCancel: {
                 task.cancel()
