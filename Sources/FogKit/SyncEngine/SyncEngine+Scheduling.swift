@@ -7,6 +7,12 @@ struct ScheduledWork: Sendable {
     var fetch: Task<Void, Never>?
     /// The newest notification a scheduled fetch covers, acknowledged after it succeeds.
     var notification: CloudNotification.ID?
+    /// A scheduled fetch found no usable account and fetched nothing: it is owed (with the
+    /// newest notification it covered, if any) until the account is usable again.
+    var owedFetch = false
+    var owedNotification: CloudNotification.ID?
+    /// Scheduled fetches that ended (fetched, skipped or failed), for tests.
+    var fetchesEnded = 0
 
     mutating func cancelAll() {
         send?.cancel()
@@ -43,7 +49,19 @@ extension SyncEngine {
         let before = state.storage.userRecordName
         let usable = try? await withWorkLock { await $0.reconcileAccount() }
         guard automaticallySync, usable == true else { return }
-        if state.storage.userRecordName != before { startListening() }
+        let waited = listeningWaitsForAccount.exchange(false, ordering: .acquiringAndReleasing)
+        if state.storage.userRecordName != before {
+            // Another user: what was owed was the previous one's (the new first listening
+            // fetches everything).
+            scheduled.withLock { w in
+                w.owedFetch = false
+                w.owedNotification = nil
+            }
+            startListening()
+        } else if waited {
+            startListening()
+        }
+        resumeOwedFetch()
         if !state.storage.pendingDatabaseChanges.isEmpty || !state.storage.pendingRecordZoneChanges.isEmpty
             || state.storage.hasPendingUntrackedChanges
         {
@@ -67,7 +85,16 @@ extension SyncEngine {
             let subscriptionID = prepared.1
             var iterator = prepared.0.makeAsyncIterator()
             while !Task.isCancelled {
-                guard let notification = try? await iterator.next() else { return }
+                let next: CloudNotification?
+                do {
+                    next = try await iterator.next()
+                } catch {
+                    // The stream failed (a read error, an expired position): listen again later
+                    // rather than never again.
+                    self?.scheduleListeningRetry()
+                    return
+                }
+                guard let notification = next else { return }
                 guard let self else { return }
                 guard notification.databaseScope == self.database.databaseScope, notification.subscriptionID == subscriptionID else {
                     continue
@@ -86,7 +113,11 @@ extension SyncEngine {
     private func prepareListening() async -> (Container.Notifications, Subscription.ID)? {
         do {
             let ready: Bool = try await withWorkLock { await $0.reconcileAccount() }
-            guard ready else { return nil }
+            guard ready else {
+                // No usable account: checkAccount starts listening once there is one.
+                listeningWaitsForAccount.store(true, ordering: .releasing)
+                return nil
+            }
             var subscriptionID = state.storage.subscriptionID
             let firstListening = subscriptionID == nil
             if subscriptionID == nil || (configuredSubscriptionID != nil && configuredSubscriptionID != subscriptionID) {
@@ -113,7 +144,7 @@ extension SyncEngine {
         }
     }
 
-    private func scheduleListeningRetry() {
+    func scheduleListeningRetry() {
         let delay = retry.scheduledRetryDelay
         let task = Task { [weak self] in
             try? await Task.sleep(for: .seconds(delay))
@@ -133,7 +164,11 @@ extension SyncEngine {
                 guard !Task.isCancelled, let self else { return }
                 self.scheduled.withLock { $0.send = nil }
                 do {
-                    try await self.runWork { try await $0.send(SendChangesOptions(), reason: .scheduled) }
+                    let sent = try await self.runWork { try await $0.send(SendChangesOptions(), reason: .scheduled) }
+                    // No usable account: the changes stay pending. An account change schedules
+                    // the send again (checkAccount); a status that could not be read is asked
+                    // again later.
+                    if !sent, await self.accountStatusUndetermined() { self.scheduleSend(after: self.retry.scheduledRetryDelay) }
                 } catch let error as FogError where error.code != .operationCancelled {
                     // Transient failures stay pending: try again later.
                     if !self.state.storage.pendingRecordZoneChanges.isEmpty || !self.state.storage.pendingDatabaseChanges.isEmpty {
@@ -166,15 +201,46 @@ extension SyncEngine {
                     }
                     return w.notification
                 }
+                defer { self.scheduled.withLock { $0.fetchesEnded += 1 } }
                 do {
-                    try await self.runWork { try await $0.fetch(FetchChangesOptions(), reason: .scheduled) }
-                    if let covered {
-                        try? await self.server.acknowledgeNotifications(through: covered, listener: self.state.storage.listener)
+                    let fetched = try await self.runWork { try await $0.fetch(FetchChangesOptions(), reason: .scheduled) }
+                    if fetched {
+                        if let covered {
+                            try? await self.server.acknowledgeNotifications(through: covered, listener: self.state.storage.listener)
+                        }
+                    } else if await self.accountStatusUndetermined() {
+                        // The status could not be read: ask again later.
+                        self.scheduleFetch(after: self.retry.scheduledRetryDelay, notification: covered)
+                    } else {
+                        // No usable account: nothing was fetched, so the notifications stay
+                        // unacknowledged and the fetch is owed until the account is usable
+                        // again (checkAccount), or until the next notification's fetch.
+                        self.scheduled.withLock { w in
+                            w.owedFetch = true
+                            if let covered { w.owedNotification = max(w.owedNotification ?? covered, covered) }
+                        }
                     }
                 } catch let error as FogError where error.code != .operationCancelled {
                     self.scheduleFetch(after: max(error.retryAfterSeconds ?? 0, self.retry.scheduledRetryDelay), notification: covered)
                 } catch {}
             }
         }
+    }
+
+    /// Schedules the fetch a scheduled fetch skipped for want of a usable account, if any.
+    func resumeOwedFetch() {
+        let owed = scheduled.withLock { w -> (Bool, CloudNotification.ID?) in
+            defer {
+                w.owedFetch = false
+                w.owedNotification = nil
+            }
+            return (w.owedFetch, w.owedNotification)
+        }
+        if owed.0 { scheduleFetch(after: retry.fetchDelay, notification: owed.1) }
+    }
+
+    /// Whether the account's status cannot be read now (an account change will not tell).
+    func accountStatusUndetermined() async -> Bool {
+        (try? await server.accountStatus()) == nil
     }
 }
