@@ -11,8 +11,10 @@ struct ScheduledWork: Sendable {
     /// newest notification it covered, if any) until the account is usable again.
     var owedFetch = false
     var owedNotification: CloudNotification.ID?
-    /// Scheduled fetches that ended (fetched, skipped or failed), for tests.
+    /// Scheduled fetches that ended (fetched, skipped or failed), and notifications that
+    /// scheduled a fetch, for tests.
     var fetchesEnded = 0
+    var notificationsScheduled = 0
 
     mutating func cancelAll() {
         send?.cancel()
@@ -189,7 +191,10 @@ extension SyncEngine {
     func scheduleFetch(after delay: Double, notification: CloudNotification.ID? = nil) {
         guard automaticallySync else { return }
         scheduled.withLock { work in
-            if let notification { work.notification = max(work.notification ?? notification, notification) }
+            if let notification {
+                work.notification = max(work.notification ?? notification, notification)
+                work.notificationsScheduled += 1
+            }
             guard work.fetch == nil else { return }
             work.fetch = Task { [weak self] in
                 try? await Task.sleep(for: .seconds(delay))
