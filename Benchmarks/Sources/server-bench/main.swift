@@ -94,6 +94,15 @@ func wrk(_ url: String, script: String, seconds: Int, connections: Int) throws -
         wrkMicroseconds: (after.children - before.children) / requests * 1e6)
 }
 
+/// Runs `body` on a thread of its own: `wrk(…)` blocks while wrk runs, and two of them on
+/// Swift's cooperative threads (two on a 2-core machine) would leave the server under test no
+/// thread to answer on (the first soak run stalled exactly so, both threads reading wrk's pipe).
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
 /// Runs `body` repeatedly for `seconds` and returns calls per second.
 @MainActor func inProcessRate(seconds: Double, _ body: () async throws -> Void) async throws -> Double {
     let start = Date()
@@ -262,14 +271,17 @@ if soak > 0 {
     var elapsed = 0
     while elapsed < soak {
         let slice = min(30, soak - elapsed)
-        async let lookups = Task.detached {
+        async let lookups = onThread {
             try wrk(base + "/records/lookup" + credentialsQuery, script: lookupScript, seconds: slice, connections: connections / 2)
-        }.value
-        async let modifies = Task.detached {
+        }
+        async let modifies = onThread {
             try wrk(base + "/records/modify" + credentialsQuery, script: modifyScript, seconds: slice, connections: connections / 2)
-        }.value
+        }
         let (l, m) = try await (lookups, modifies)
         elapsed += slice
+        for (name, result) in [("lookup", l), ("modify", m)] where !result.errors.isEmpty {
+            print("t=\(elapsed) s \(name): \(result.errors)")
+        }
         print(
             String(
                 format: "t=%4d s  lookup %6.0f req/s  modify %6.0f req/s  RSS %5.0f MiB  peak %5.0f MiB", elapsed, l.requestsPerSecond,
