@@ -4,7 +4,7 @@ import Synchronization
 /// A running `FogTestHelper` (or `fog`) process, built beside the test bundle: the tests
 /// start one to share a store with them, read what it prints, and kill it.
 public final class HelperProcess: Sendable {
-    private let process: Process
+    private let process: ChildProcess
     private let output = Output()
 
     private final class Output: Sendable {
@@ -17,20 +17,17 @@ public final class HelperProcess: Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    /// Starts `executable` with `arguments` and `environment` added to this process's.
+    /// Starts `executable` with `arguments` and `environment` added to this process's (with
+    /// `posix_spawn`: see ``ChildProcess``).
     public init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
         // `FOG_HELPER_STDERR=1` passes the helpers' errors through, to see why one failed.
-        process.standardError =
-            ProcessInfo.processInfo.environment["FOG_HELPER_STDERR"] != nil ? FileHandle.standardError : FileHandle.nullDevice
+        let process = try ChildProcess(
+            executable.path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            standardOutput: .pipe,
+            standardError: ProcessInfo.processInfo.environment["FOG_HELPER_STDERR"] != nil ? .inherit : .discard)
         self.process = process
         let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
+        process.standardOutput?.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty {
                 handle.readabilityHandler = nil
@@ -38,7 +35,6 @@ public final class HelperProcess: Sendable {
                 output.data.withLock { $0.append(data) }
             }
         }
-        try process.run()
     }
 
     /// Everything the process has printed so far.
@@ -72,7 +68,7 @@ public final class HelperProcess: Sendable {
 
     /// Kills the process with SIGKILL, as a crash would, and waits for it to end.
     public func kill() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 

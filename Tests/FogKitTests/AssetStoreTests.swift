@@ -44,14 +44,10 @@ import Testing
     /// The lowercase hexadecimal SHA-256 of `data`, computed by the `sha256sum` tool.
     func sha256(_ data: Data) throws -> String? {
         let url = try file("hashed-\(UUID().uuidString)", data)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sha256sum", url.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        guard let tool = ChildProcess.which("sha256sum"),
+            let process = try? ChildProcess(tool, [url.path], standardOutput: .pipe), let output = process.standardOutput
+        else { return nil }
+        let printed = output.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { return nil }
         return String(decoding: printed, as: UTF8.self).split(separator: " ").first.map(String.init)

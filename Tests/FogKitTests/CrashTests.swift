@@ -21,21 +21,18 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         for round in 0..<4 {
             let zoneName = "Crash\(round)"
-            let process = Process()
-            process.executableURL = tool
-            process.arguments = [
-                "load", "--store", directory.path, "--zone", zoneName, "--batches", "1000000",
-                "--batch-size", "\(batchSize)", "--durability", "durable",
-            ]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            let process = try ChildProcess(
+                tool.path,
+                [
+                    "load", "--store", directory.path, "--zone", zoneName, "--batches", "1000000", "--batch-size", "\(batchSize)",
+                    "--durability", "durable",
+                ], standardOutput: .pipe)
+            let output = try #require(process.standardOutput)
             let received = Mutex(Data())
-            output.fileHandleForReading.readabilityHandler = { handle in
+            output.readabilityHandler = { handle in
                 let data = handle.availableData
                 received.withLock { $0.append(data) }
             }
-            try process.run()
             // Wait until the child commits (a loaded machine may take a while to start
             // it), let it stream for a random while, then kill it mid-stream.
             let started = Date()
@@ -48,8 +45,8 @@ import Testing
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
-            output.fileHandleForReading.readabilityHandler = nil
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            output.readabilityHandler = nil
+            let rest = output.readDataToEndOfFile()
             let printed = String(decoding: received.withLock { $0 } + rest, as: UTF8.self)
             let committed =
                 printed.split(separator: "\n").compactMap { line -> Int? in

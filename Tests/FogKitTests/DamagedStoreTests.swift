@@ -20,7 +20,7 @@ import Testing
         let copy: Int
         let flips: [(offset: Int, xor: UInt8)]
         let command: [String]
-        let reason: Process.TerminationReason?
+        let reason: ChildProcess.TerminationReason?
         let status: Int32
         let stderr: String
         /// Killed by a signal, hung, or (in a build with the address sanitizer) reported by it.
@@ -75,33 +75,23 @@ import Testing
     }
 
     /// Runs `fog` with `arguments`, killing it after the timeout.
-    static func run(_ arguments: [String]) throws -> (Process.TerminationReason?, Int32, String) {
-        let process = Process()
-        process.executableURL = CrashTests.fogTool
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
+    static func run(_ arguments: [String]) throws -> (ChildProcess.TerminationReason?, Int32, String) {
         // Standard error goes to a file, read once the child has ended: a pipe's
         // `readabilityHandler` (a dispatch source) crashed the test process once in
         // libdispatch when it was cleared after a child ended.
         let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("fog-damaged-\(UUID().uuidString).stderr")
-        guard FileManager.default.createFile(atPath: errorsFile.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorsFile.path])
-        }
         defer { try? FileManager.default.removeItem(at: errorsFile) }
-        let errors = try FileHandle(forWritingTo: errorsFile)
-        defer { try? errors.close() }
-        process.standardError = errors
         var environment = ProcessInfo.processInfo.environment
         // A crash ends the child at once instead of waiting for a backtrace.
         environment["SWIFT_BACKTRACE"] = "enable=no"
         // Under `scripts/sanitize address`, the child is built with ASan: let faults end it by
         // their signal, as in a normal build, and its reports (which exit 1) show on stderr.
         environment["ASAN_OPTIONS"] = "handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0"
-        process.environment = environment
-        try process.run()
+        let process = try ChildProcess(
+            CrashTests.fogTool.path, arguments, environment: environment, standardOutput: .discard, standardError: .file(errorsFile.path))
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(5_000) }
-        var reason: Process.TerminationReason?
+        var reason: ChildProcess.TerminationReason?
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -118,10 +118,10 @@ import Testing
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("PowerLoss/powerloss.c")
         let library = directory.appendingPathComponent("libpowerloss.so")
-        let cc = Process()
-        cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        cc.arguments = ["cc", "-shared", "-fPIC", "-O2", "-o", library.path, source.path, "-ldl", "-lpthread"]
-        try cc.run()
+        let compiler = try #require(ChildProcess.which("cc"), "no cc on PATH")
+        let cc = try ChildProcess(
+            compiler, ["-shared", "-fPIC", "-O2", "-o", library.path, source.path, "-ldl", "-lpthread"], standardOutput: .inherit,
+            standardError: .inherit)
         cc.waitUntilExit()
         try #require(cc.terminationStatus == 0, "cc could not build \(source.path)")
         return library

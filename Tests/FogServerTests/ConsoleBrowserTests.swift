@@ -70,16 +70,13 @@ import Testing
         let profile = try TemporaryDirectory("chromium")
         let output = profile.url.appendingPathComponent("dom.html")
         FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: chromium)
-        process.arguments = [
-            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-popup-blocking",
-            "--user-data-dir=\(profile.url.appendingPathComponent("profile").path)", "--virtual-time-budget=600000",
-            "--dump-dom", "\(server.base)/console/?selftest=\(flow)&token=\(token)\(parameters)",
-        ]
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            chromium,
+            [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-popup-blocking",
+                "--user-data-dir=\(profile.url.appendingPathComponent("profile").path)", "--virtual-time-budget=600000",
+                "--dump-dom", "\(server.base)/console/?selftest=\(flow)&token=\(token)\(parameters)",
+            ], standardOutput: .file(output.path))
         let deadline = Date().addingTimeInterval(240)
         while process.isRunning {
             if Date() > deadline {

@@ -74,14 +74,8 @@ import FoundationNetworking
     }
 
     /// Starts `fog serve` on `store` and returns the process and its port.
-    static func serve(_ store: String, output: URL) async throws -> (Process, Int) {
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = FogTool.url
-        process.arguments = ["serve", "--store", store, "--port", "0"]
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+    static func serve(_ store: String, output: URL) async throws -> (ChildProcess, Int) {
+        let process = try ChildProcess(FogTool.url.path, ["serve", "--store", store, "--port", "0"], standardOutput: .file(output.path))
         for _ in 0..<300 {
             let text = String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
             if let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {

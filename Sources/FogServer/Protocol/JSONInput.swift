@@ -270,7 +270,7 @@ struct JSONInputReader {
 
 /// A request dictionary that can be read from ``JSONInput`` as well as decoded: the reading
 /// answers `nil` wherever `Decodable` would throw (or might), and
-/// ``EndpointCall/decode(_:)-(QuickDecodable.Type)`` then decodes with `JSONDecoder`, for
+/// `EndpointCall.decode(_:)` then decodes with `JSONDecoder`, for
 /// its error message.
 protocol QuickDecodable: Decodable {
     /// The value of `input`, or `nil` when it is not a valid one.
