@@ -136,6 +136,13 @@ public final class ChildProcess: Sendable {
         return raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
     }
 
+    /// A child still running when its handle goes is killed, and every child is reaped (a
+    /// test that only sent SIGTERM, or none, leaves no zombie behind).
+    deinit {
+        signal(SIGKILL)
+        waitUntilExit()
+    }
+
     /// The executable at `path` found on `PATH` when `path` has no slash.
     public static func which(_ name: String) -> String? {
         if name.contains("/") { return name }
