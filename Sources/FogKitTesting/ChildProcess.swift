@@ -143,7 +143,7 @@ public final class ChildProcess: Sendable {
         waitUntilExit()
     }
 
-    /// The executable at `path` found on `PATH` when `path` has no slash.
+    /// The executable `name` found on `PATH` (`name` itself when it has a slash), or `nil`.
     public static func which(_ name: String) -> String? {
         if name.contains("/") { return name }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

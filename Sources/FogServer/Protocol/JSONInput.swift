@@ -38,12 +38,6 @@ indirect enum JSONInput: Equatable, Sendable {
         return members.first { $0.0 == key }?.1
     }
 
-    /// The keys of an object (empty for any other value).
-    var keys: [String] {
-        guard case .object(let members) = self else { return [] }
-        return members.map(\.0)
-    }
-
     /// The parsed body, or `nil` when it is not JSON this reader takes. An empty body (or one
     /// of only white space) is `{}`, as the endpoints read it.
     init?(parsing bytes: [UInt8]) {
