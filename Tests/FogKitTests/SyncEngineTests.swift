@@ -5,7 +5,9 @@ import Synchronization
 import Testing
 
 /// Waits until `condition` holds, polling, for at most `timeout` seconds; returns whether it did.
-func eventually(timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
+/// The default is long because a whole `swift test` run shares 2 cores among many tests at once:
+/// a test that waits 120 s for automatic sync ran out in a clean-clone CI run.
+func eventually(timeout: Double = 300, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
