@@ -108,6 +108,12 @@ public protocol StorageReadTransaction {
     /// reads include uncommitted writes).
     var isReadOnly: Bool { get }
 
+    /// Names the snapshot a read-only transaction reads: two read-only transactions of one
+    /// open store with the same identifier see the same data, so what one read may stand for
+    /// the other's read. `nil` when the backend cannot tell, and for the read view of a write
+    /// (its reads include its own writes). The default is `nil`.
+    var snapshotID: UInt64? { get }
+
     /// Calls `body` with the value stored under `key` and returns its result, or returns
     /// `nil` when the key is absent. In a multi-value table, `body` gets the key's first
     /// value. The buffer is valid only inside `body`.
@@ -160,6 +166,9 @@ public protocol StorageReadTransaction {
 }
 
 extension StorageReadTransaction {
+    /// No snapshot identifier: every read goes to the store.
+    public var snapshotID: UInt64? { nil }
+
     /// Visits every entry of `table` within `range` in key order; see
     /// ``scan(_:range:reverse:_:)``.
     @inlinable

@@ -27,6 +27,10 @@ public class LMDBReadTransaction {
     /// Whether the transaction only reads (`false` for a ``LMDBWriteTransaction``).
     public let isReadOnly: Bool
 
+    /// The id of the commit a read-only transaction reads (`mdb_txn_id`), which every process
+    /// sharing the environment numbers alike; `nil` for a write's read view.
+    public var snapshotID: UInt64? { isReadOnly ? UInt64(mdb_txn_id(txn)) : nil }
+
     init(txn: OpaquePointer, environment: LMDBStore, isReadOnly: Bool = true) {
         self.txn = txn
         self.environment = environment

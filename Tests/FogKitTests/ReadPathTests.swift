@@ -67,6 +67,45 @@ import Testing
     /// Fetches by ID take a row hint only when the record at that row is the one asked for in
     /// the fetch's snapshot: hints pointing at other records (of the same name in another
     /// zone, of other names), at deleted rows or at rows past the end change no result.
+    /// A fetch takes the zone the previous fetch read only while no commit came between:
+    /// a zone deleted, created again or changed is read again, in every order of fetches.
+    @Test func theLastZoneReadIsKeptForItsSnapshotOnly() async throws {
+        let zone = RecordZone.ID(zoneName: "Kept")
+        let other = RecordZone.ID(zoneName: "Other")
+        _ = try await db.modifyRecordZones(saving: [RecordZone(zoneID: zone), RecordZone(zoneID: other)], deleting: [])
+        let id = Record.ID(recordName: "r", zoneID: zone)
+        let record = Record(recordType: "Item", recordID: id)
+        record["v"] = "first"
+        _ = try await db.save(record)
+        #expect(try await db.record(for: id)["v"] as? String == "first")
+        #expect(try await db.record(for: id)["v"] as? String == "first")
+        // Deleted: the next fetch reads the zone again and finds none.
+        _ = try await db.deleteRecordZone(withID: zone)
+        let deleted = await #expect(throws: FogError.self) { try await db.record(for: id) }
+        #expect(deleted?.code == .zoneNotFound)
+        // Created again (a new zone id): the old record is not in it.
+        _ = try await db.save(RecordZone(zoneID: zone))
+        let missing = await #expect(throws: FogError.self) { try await db.record(for: id) }
+        #expect(missing?.code == .unknownItem)
+        let again = Record(recordType: "Item", recordID: id)
+        again["v"] = "second"
+        _ = try await db.save(again)
+        // Alternating zones in one snapshot and across snapshots.
+        let otherID = Record.ID(recordName: "o", zoneID: other)
+        let otherRecord = Record(recordType: "Item", recordID: otherID)
+        otherRecord["v"] = "other"
+        _ = try await db.save(otherRecord)
+        for _ in 0..<3 {
+            #expect(try await db.record(for: id)["v"] as? String == "second")
+            #expect(try await db.record(for: otherID)["v"] as? String == "other")
+        }
+        // Another container of the same user deletes the zone.
+        let elsewhere = try store.container(user: "alice")
+        _ = try await elsewhere.privateCloudDatabase.deleteRecordZone(withID: other)
+        let gone = await #expect(throws: FogError.self) { try await db.record(for: otherID) }
+        #expect(gone?.code == .zoneNotFound)
+    }
+
     @Test func rowHintsAreCheckedAgainstTheSnapshot() async throws {
         let zoneA = try await db.save(RecordZone(zoneName: "A")).zoneID
         let zoneB = try await db.save(RecordZone(zoneName: "B")).zoneID

@@ -17,6 +17,34 @@ import Testing
     @Test(arguments: allBackends) func tablesAreSeparate(_ b: Backend) throws { try tablesAreSeparate(b.backend) }
     @Test(arguments: allBackends) func aClosedStoreThrowsClosed(_ b: Backend) throws { try closed(b.backend) }
     @Test(arguments: allBackends) func deleteAllOfALargeRange(_ b: Backend) throws { try deleteAllOfALargeRange(b.backend) }
+    @Test(arguments: allBackends) func snapshotIDsNameWhatAReadSees(_ b: Backend) throws { try snapshotIDs(b.backend) }
+
+    /// Read-only transactions with one snapshot id saw the same data: between two reads
+    /// without a commit the id stays, after a commit (even one that wrote nothing new) it
+    /// changes, and a write's read view has none. A backend may have no ids at all.
+    func snapshotIDs<B: StoreBackend>(_ backend: B) throws {
+        try withStore(backend) { store throws in
+            let a = store.table(named: Tables.a)
+            try store.writeAndWait { txn throws in try txn.put([1], forKey: [1], in: a) }
+            let first = try store.read { $0.snapshotID }
+            let again = try store.read { $0.snapshotID }
+            #expect(first == again)
+            try store.writeAndWait { txn throws in try txn.put([2], forKey: [1], in: a) }
+            let afterWrite = try store.read { $0.snapshotID }
+            try store.writeAndWait { txn throws in
+                try txn.put([2], forKey: [1], in: a)
+                #expect(txn.readView.snapshotID == nil)
+                #expect(txn.snapshotID == nil)
+            }
+            let afterSameValue = try store.read { $0.snapshotID }
+            if let first {
+                let ids = [first, try #require(afterWrite), try #require(afterSameValue)]
+                #expect(Set(ids).count == 3, "\(ids)")
+            } else {
+                #expect(afterWrite == nil && afterSameValue == nil)
+            }
+        }
+    }
 
     /// `deleteAll` of a range of more keys than a backend may gather at once removes exactly
     /// the range, in a single-value and a multi-value table.

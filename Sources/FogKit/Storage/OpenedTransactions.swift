@@ -21,6 +21,13 @@ struct OpenedReadTransaction: StorageReadTransaction {
         }
     }
 
+    var snapshotID: UInt64? {
+        switch kind {
+        case .lmdb(let t): t.snapshotID
+        case .other(let t): t.txn.snapshotID
+        }
+    }
+
     @inline(__always)
     func withValue<R>(forKey key: [UInt8], in table: Table, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         switch kind {

@@ -58,7 +58,7 @@ struct CredentialFile: Codable, Sendable, Equatable {
         let result = try change(&file)
         let data = try JSONEncoder.sorted.encode(file)
         let temporary = directory.appendingPathComponent(fileName + ".new")
-        FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600])
         try data.write(to: temporary)
         guard rename(temporary.path, url(in: directory).path) == 0 else {
             throw CredentialError("cannot replace \(url(in: directory).path): \(String(cString: strerror(errno)))")

@@ -48,6 +48,8 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
     let zones: Table
     /// Zone id → zone address.
     let zoneIDs: Table
+    /// The zone read last in a read-only snapshot.
+    let lastRead = LastZoneRead()
 
     init(core: EngineCore<Store>, records: RecordStore<Store>, indexes: IndexStore<Store>, changes: ChangeLog<Store>) {
         self.core = core
@@ -88,10 +90,17 @@ final class ZoneDirectory<Store: KeyValueStore>: EngineService {
 
     /// The stored zone at `address`, or `nil` when it does not exist (a default
     /// zone nobody has written to yet has no stored entry).
+    ///
+    /// A read-only transaction of the snapshot the last zone was read in takes that read
+    /// again (``LastZoneRead``).
     func zoneInfo(at address: ZoneAddress, in txn: Store.ReadTransaction) throws -> ZoneInfo? {
-        try Layout.withZoneKey(scope: address.scope, owner: address.owner, zoneName: address.zoneName) { key in
+        let snapshot = txn.snapshotID
+        if let snapshot, let known = lastRead.info(at: address, snapshot: snapshot) { return known }
+        let info = try Layout.withZoneKey(scope: address.scope, owner: address.owner, zoneName: address.zoneName) { key in
             try txn.withValue(forKey: key, in: zones) { try ZoneInfo.decode($0) }
         }
+        if let snapshot { lastRead.remember(info, at: address, snapshot: snapshot) }
+        return info
     }
 
     /// The stored zone at `address`, creating it with `capabilities` when missing.
