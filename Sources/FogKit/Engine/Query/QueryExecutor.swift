@@ -319,10 +319,20 @@ struct QueryRun<Store: KeyValueStore> {
                 }
             }
             if more, let last = matches.last {
-                matches[matches.count - 1].key =
+                let key =
                     try executor.records.withRecord(last.row, in: txn) { buffer in
                         orderKey.key(for: try matchesView(buffer, check: false)!, row: last.row)
                     } ?? []
+                // The position comes from the record, the order from its index entries: in a
+                // sound store they agree, so each batch ends after the position it continued
+                // from. A damaged index entry (a value its record does not hold) could end a
+                // batch at or before it, and a cursor would then repeat batches for ever.
+                if let position, !HeapItem.precedes(position, key) {
+                    throw FormatError(
+                        message: "the index entries of \(prepared.recordType) disagree with record row \(last.row): "
+                            + "a batch ended at or before the position it continued from (fog check names the damage)")
+                }
+                matches[matches.count - 1].key = key
             }
             return (matches, more)
         }
