@@ -6,8 +6,9 @@ import Testing
 
 /// Waits until `condition` holds, polling, for at most `timeout` seconds; returns whether it did.
 /// The default is long because a whole `swift test` run shares 2 cores among many tests at once:
-/// a test that waits 120 s for automatic sync ran out in a clean-clone CI run.
-func eventually(timeout: Double = 300, _ condition: () -> Bool) async -> Bool {
+/// a test that waits 120 s for automatic sync ran out in a clean-clone CI run, and with 16 tests at
+/// a time such a wait still took 154 s beside the damaged-store children.
+func eventually(timeout: Double = 600, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
