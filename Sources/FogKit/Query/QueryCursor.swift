@@ -83,8 +83,8 @@ public final class QueryCursor: NSObject, NSSecureCoding, @unchecked Sendable, C
 /// The content of a cursor: everything needed to run the query again from a position.
 struct QueryCursorState: Sendable, Hashable, Codable {
     var recordType: String
-    /// The predicate's canonical text (``QueryPredicate/description``).
-    var predicate: String
+    /// The predicate; encoded as its canonical text (``QueryPredicate/description``).
+    var predicate: CursorPredicate
     /// The order the results follow: the query's sort descriptors or, without them, the
     /// order the plan chose, so that continuing uses the same order.
     var order: [Query.SortDescriptor]
@@ -118,7 +118,7 @@ struct QueryCursorState: Sendable, Hashable, Codable {
     func validated() throws(FogError) -> Query {
         do {
             try Validation.recordType(recordType)
-            let query = Query(recordType: recordType, predicate: try QueryPredicate(format: predicate))
+            let query = Query(recordType: recordType, predicate: try predicate.parsed())
             for sort in order where !Validation.isIdentifier(sort.key) {
                 throw FogError(.invalidArguments, message: "sort key \(Validation.quoted(sort.key)) is invalid")
             }

@@ -61,7 +61,7 @@ extension QueryExecutor {
             var next: QueryCursorState?
             if more, let last = merged.last {
                 next = QueryCursorState(
-                    recordType: query.recordType, predicate: query.predicate.description, order: order,
+                    recordType: query.recordType, predicate: CursorPredicate(query.predicate), order: order,
                     zoneName: last.zoneID.zoneName, ownerName: last.zoneID.ownerName, position: Data(last.match.key),
                     holder: context.user ?? "", scope: context.scope.rawValue, allZones: true)
             }

@@ -47,7 +47,7 @@ final class QueryExecutor<Store: KeyValueStore>: EngineService {
             var next: QueryCursorState?
             if found.more, let last = found.matches.last {
                 next = QueryCursorState(
-                    recordType: query.recordType, predicate: query.predicate.description, order: found.order,
+                    recordType: query.recordType, predicate: CursorPredicate(query.predicate), order: found.order,
                     zoneName: zoneID.zoneName, ownerName: zoneID.ownerName, position: Data(last.key), holder: context.user ?? "",
                     scope: context.scope.rawValue)
             }
