@@ -333,7 +333,7 @@ struct EncodedFields: @unchecked Sendable {
                 let size = Int(truncatingIfNeeded: RecordView.readVarint(buffer, &i))
                 guard size >= 0, size <= buffer.count - offset else { return nil }
                 if fieldID == id {
-                    guard let type = FieldType(rawValue: code) else { return nil }
+                    guard let type = FieldType.decoded(code) else { return nil }
                     return decode(type, UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]))
                 }
                 offset += size

@@ -191,7 +191,7 @@ enum RecordCodec {
                 let length = try table.int()
                 guard length <= buffer.count - offset else { throw FormatError(message: "field table overruns the record") }
                 if fields.contains(id) {
-                    guard let fieldType = FieldType(rawValue: code) else { throw FormatError(message: "field type code \(code)") }
+                    guard let fieldType = FieldType.decoded(code) else { throw FormatError(message: "field type code \(code)") }
                     let payload = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length])
                     values[try names.name(id)] = try decodePayload(payload, type: fieldType)
                 }

@@ -70,7 +70,7 @@ struct RecordView {
         for _ in 0..<count {
             let id = try table.int64()
             let code = try table.u8()
-            guard let type = FieldType(rawValue: code) else { throw FormatError(message: "field type code \(code)") }
+            guard let type = FieldType.decoded(code) else { throw FormatError(message: "field type code \(code)") }
             let length = try table.int()
             guard length <= buffer.count - offset else { throw FormatError(message: "field table overruns the record") }
             if checking.contains(id) {
@@ -165,7 +165,7 @@ struct RecordView {
         i = tableStart
         var offset = payloadStart
         for _ in 0..<count {
-            guard let id = varint(), i < end, let type = FieldType(rawValue: buffer[i]) else { return nil }
+            guard let id = varint(), i < end, let type = FieldType.decoded(buffer[i]) else { return nil }
             i += 1
             guard let size = length(), size <= end - offset else { return nil }
             if checking.contains(Int64(bitPattern: id)) {
@@ -242,7 +242,7 @@ struct RecordView {
         for _ in 0..<count {
             // The table was checked: plain reads, no error paths.
             let id = Int64(bitPattern: readVarint(buffer, &i))
-            guard i < buffer.count, let type = FieldType(rawValue: buffer[i]) else { return }
+            guard i < buffer.count, let type = FieldType.decoded(buffer[i]) else { return }
             i += 1
             let length = Int(truncatingIfNeeded: readVarint(buffer, &i))
             guard length >= 0, length <= buffer.count - offset else { return }
