@@ -84,6 +84,48 @@ import Testing
         }
     }
 
+    /// The fast parse accepts exactly what the checking parse accepts, for any selection of
+    /// fields to check, and reads the same layout: intact and damaged records of every field
+    /// type, fixed-size and structured payloads in any order.
+    @Test func theFastParseAcceptsWhatTheCheckingParseAccepts() throws {
+        var rng = SplitMix64(seed: 23)
+        var accepted = 0, refused = 0
+        for _ in 0..<3_000 {
+            var values: [String: FieldValue] = [:]
+            for i in 0..<rng.int(0...7) { values["f\(i)"] = RandomFieldValues.value(&rng, scale: 8) }
+            var names: [String: Int64] = [:]
+            var bytes = try Self.encoded(values, names: &names)
+            switch rng.int(0...3) {
+            case 0: break
+            case 1: bytes.removeLast(rng.int(1...min(bytes.count, 24)))
+            case 2: bytes.append(contentsOf: (0..<rng.int(1...4)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+            default:
+                for _ in 0..<rng.int(1...3) { bytes[rng.int(0...bytes.count - 1)] = UInt8(truncatingIfNeeded: rng.next()) }
+            }
+            let ids = Array(names.values)
+            let selections: [FieldSelection] = [
+                .all, FieldSelection(ids: []), FieldSelection(ids: ids.filter { _ in rng.chance(0.5) }),
+            ]
+            bytes.withUnsafeBytes { buffer in
+                for selection in selections {
+                    let fast = RecordView.parsed(buffer, checking: selection)
+                    let checked = try? RecordView(checkedParseOf: buffer, checking: selection)
+                    #expect((fast != nil) == (checked != nil), "\(bytes) checking \(selection.ids.map { "\($0)" } ?? "all")")
+                    if let fast, let checked {
+                        accepted += 1
+                        #expect(fast.count == checked.count && fast.tableStart == checked.tableStart)
+                        #expect(fast.payloadStart == checked.payloadStart && fast.fieldsStart == checked.fieldsStart)
+                        #expect(fast.nameRange == checked.nameRange && fast.changeSequence == checked.changeSequence)
+                    } else {
+                        refused += 1
+                    }
+                }
+            }
+        }
+        // Both outcomes occur often enough for the comparison to mean something.
+        #expect(accepted > 1_000 && refused > 1_000, "accepted \(accepted), refused \(refused)")
+    }
+
     /// A view checks the payloads of the fields it is asked to: a damaged field fails a view
     /// that reads it, and only such a view.
     @Test func viewsCheckTheFieldsTheyRead() throws {

@@ -38,6 +38,12 @@ struct RecordView {
             self = view
             return
         }
+        try self.init(checkedParseOf: buffer, checking: checking)
+    }
+
+    /// The checking parse alone: what ``init(_:checking:)`` falls back to, and what tests
+    /// hold the fast parse (``parsed(_:checking:)``) to.
+    init(checkedParseOf buffer: UnsafeRawBufferPointer, checking: FieldSelection) throws {
         self.buffer = buffer
         var r = ByteReader(buffer)
         let v = try r.u8()
@@ -109,7 +115,7 @@ struct RecordView {
     /// would), so that a view it returns is one the checking parse returns too. Every varint,
     /// length and payload is checked the same way; only the reporting differs.
     @inline(__always)
-    private static func parsed(_ buffer: UnsafeRawBufferPointer, checking: FieldSelection) -> RecordView? {
+    static func parsed(_ buffer: UnsafeRawBufferPointer, checking: FieldSelection) -> RecordView? {
         let end = buffer.count
         guard end > 0, buffer[0] == RecordCodec.version else { return nil }
         var i = 1
@@ -156,22 +162,42 @@ struct RecordView {
         let fieldsStart = i
         guard let count = length(), count <= end else { return nil }
         let tableStart = i
+        // One walk of the table checks every entry and sums the payloads' sizes. A selected
+        // field of a fixed size is checked from its entry; only a selected field whose payload
+        // has a structure (a list, a location, a reference, an asset) needs its bytes, which
+        // start where the table ends: the walk notes the first such entry, and a second walk
+        // from there checks those payloads. Every size fits: the payloads so far never pass
+        // what follows the entry just read, the same bound as the checking parse's.
+        var total = 0
+        var firstStructured: (entry: Int, offset: Int)?
         for _ in 0..<count {
-            guard varint() != nil, i < end else { return nil }
-            i += 1
-            guard varint() != nil else { return nil }
-        }
-        let payloadStart = i
-        i = tableStart
-        var offset = payloadStart
-        for _ in 0..<count {
+            let entry = i
             guard let id = varint(), i < end, let type = FieldType.decoded(buffer[i]) else { return nil }
             i += 1
-            guard let size = length(), size <= end - offset else { return nil }
+            guard let size = length(), size <= end - i - total else { return nil }
             if checking.contains(Int64(bitPattern: id)) {
-                guard payloadIsSound(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]), type: type) else { return nil }
+                switch type {
+                case .string, .bytes: break
+                case .int64, .double, .timestamp: guard size == 8 else { return nil }
+                default: if firstStructured == nil { firstStructured = (entry, total) }
+                }
             }
-            offset += size
+            total += size
+        }
+        let payloadStart = i
+        guard total <= end - payloadStart else { return nil }
+        if let (entry, firstOffset) = firstStructured {
+            i = entry
+            var offset = payloadStart + firstOffset
+            while i < payloadStart {
+                guard let id = varint(), i < end, let type = FieldType.decoded(buffer[i]) else { return nil }
+                i += 1
+                guard let size = length() else { return nil }
+                if checking.contains(Int64(bitPattern: id)) {
+                    guard payloadIsSound(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]), type: type) else { return nil }
+                }
+                offset += size
+            }
         }
         return RecordView(
             buffer: buffer, type: Int64(bitPattern: type), zone: Int64(bitPattern: zone), nameRange: nameRange, creationDate: creationDate,
