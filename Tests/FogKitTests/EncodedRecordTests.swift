@@ -86,7 +86,8 @@ import Testing
 
     /// The fast parse accepts exactly what the checking parse accepts, for any selection of
     /// fields to check, and reads the same layout: intact and damaged records of every field
-    /// type, fixed-size and structured payloads in any order.
+    /// type `RandomFieldValues` makes (all but assets, whose payloads take the same path as
+    /// references and locations), fixed-size and structured payloads in any order.
     @Test func theFastParseAcceptsWhatTheCheckingParseAccepts() throws {
         var rng = SplitMix64(seed: 23)
         var accepted = 0, refused = 0

@@ -166,8 +166,9 @@ struct RecordView {
         // field of a fixed size is checked from its entry; only a selected field whose payload
         // has a structure (a list, a location, a reference, an asset) needs its bytes, which
         // start where the table ends: the walk notes the first such entry, and a second walk
-        // from there checks those payloads. Every size fits: the payloads so far never pass
-        // what follows the entry just read, the same bound as the checking parse's.
+        // from there checks those payloads. The sizes are bounded as the walk goes (the
+        // payloads so far never pass what follows the entry just read, so nothing overflows);
+        // the exact bound, the checking parse's, is that the payloads end inside the record.
         var total = 0
         var firstStructured: (entry: Int, offset: Int)?
         for _ in 0..<count {
