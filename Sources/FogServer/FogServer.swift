@@ -41,6 +41,11 @@ public final class FogServer: Sendable {
         public var store: Container.Configuration
         /// The lowest level of the messages the server logs (to standard error).
         public var logLevel: Logger.Level = .info
+        /// The logger the server and Hummingbird log to, at ``logLevel``; `nil` (the default):
+        /// FogServer's own handler, which writes lines to standard error in `StreamLogHandler`'s
+        /// format but formats a request's metadata only when a line is written. Give a logger
+        /// here to send the server's messages to the `LoggingSystem` backend of your choice.
+        public var logger: Logger?
         /// How many failed sign-ins (`POST /signin`) one account name may have within
         /// ``signInWindow`` before further attempts for it are refused with `THROTTLED`
         /// until the window passes; 5 by default.
@@ -117,7 +122,7 @@ public final class FogServer: Sendable {
     /// (the port chosen when ``Configuration/port`` is 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void) async throws {
         let state = self.state
-        var logger = Logger(label: "FogServer")
+        var logger = configuration.logger ?? Logger(label: "FogServer") { ServerLogHandler(label: $0) }
         logger.logLevel = configuration.logLevel
         let application = Application(
             responder: ServerResponder(state: state),

@@ -73,9 +73,33 @@ import FoundationNetworking
         #expect(String(decoding: data, as: UTF8.self) == #"{"records":[]}"#)
     }
 
+    /// The server logs to standard error through its own handler, in `StreamLogHandler`'s
+    /// format, with the label, the level and the source.
+    @Test func serveLogsToStandardError() async throws {
+        let work = try TemporaryDirectory("serve-log")
+        let store = work.appending("store").path
+        _ = try SchemaCommandTests.fogSucceeds(["init", "--store", store, "--container", "iCloud.com.example.a"])
+        let log = work.appending("serve.err")
+        let (process, bound) = try await Self.serve(store, output: work.appending("serve.out"), errors: log)
+        defer { process.terminate() }
+        var text = ""
+        for _ in 0..<100 where !text.contains("Server started") {
+            try await Task.sleep(for: .milliseconds(50))
+            text = String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)
+        }
+        let line = try #require(text.split(separator: "\n").first { $0.contains("Server started and listening") }, "\(text)")
+        // `2026-11-28T10:40:00+0000 info FogServer: [HummingbirdCore] Server started and listening on 127.0.0.1:PORT`
+        let pattern =
+            #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info FogServer: \[HummingbirdCore\] Server started and listening on 127\.0\.0\.1:(\d+)$/#
+        let match = try #require(String(line).wholeMatch(of: pattern), "\(line)")
+        #expect(Int(match.1) == bound)
+    }
+
     /// Starts `fog serve` on `store` and returns the process and its port.
-    static func serve(_ store: String, output: URL) async throws -> (ChildProcess, Int) {
-        let process = try ChildProcess(FogTool.url.path, ["serve", "--store", store, "--port", "0"], standardOutput: .file(output.path))
+    static func serve(_ store: String, output: URL, errors: URL? = nil) async throws -> (ChildProcess, Int) {
+        let process = try ChildProcess(
+            FogTool.url.path, ["serve", "--store", store, "--port", "0"], standardOutput: .file(output.path),
+            standardError: errors.map { .file($0.path) } ?? .discard)
         for _ in 0..<300 {
             let text = String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
             if let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) {
