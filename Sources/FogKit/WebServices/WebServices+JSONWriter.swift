@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension WebServices {
     /// Writes record dictionaries as compact JSON with sorted keys, several times faster than
@@ -18,65 +19,161 @@ extension WebServices {
         /// (in sorted position), such as `fog export`'s `database` and `user`.
         /// - Throws: ``FormatError`` for a double that is not finite.
         public mutating func write(_ record: RecordDictionary, extra: [(key: String, value: String?)] = []) throws(FormatError) {
-            var members: [(String, Member)] = [("recordName", .string(record.recordName))]
-            if let v = record.recordType { members.append(("recordType", .string(v))) }
-            if let v = record.recordChangeTag { members.append(("recordChangeTag", .string(v))) }
-            members.append(("fields", .fields(record.fields)))
-            if let v = record.created { members.append(("created", .user(v))) }
-            if let v = record.modified { members.append(("modified", .user(v))) }
-            if let v = record.deleted { members.append(("deleted", .bool(v))) }
-            if let v = record.zoneID { members.append(("zoneID", .zone(v))) }
-            if let v = record.parent { members.append(("parent", .parent(v))) }
-            for (key, value) in extra { if let value { members.append((key, .string(value))) } }
-            members.sort { $0.0 < $1.0 }
-            byte(UInt8(ascii: "{"))
-            for (i, (key, member)) in members.enumerated() {
-                if i > 0 { byte(UInt8(ascii: ",")) }
-                string(key)
-                byte(UInt8(ascii: ":"))
-                switch member {
-                case .string(let s): string(s)
-                case .bool(let b): raw(b ? "true" : "false")
-                case .fields(let fields):
-                    byte(UInt8(ascii: "{"))
-                    for (j, key) in fields.keys.sorted().enumerated() {
-                        if j > 0 { byte(UInt8(ascii: ",")) }
-                        string(key)
-                        byte(UInt8(ascii: ":"))
-                        try field(fields[key]!, path: "fields.\(key).value")
-                    }
-                    byte(UInt8(ascii: "}"))
-                case .user(let u):
-                    byte(UInt8(ascii: "{"))
-                    if let device = u.deviceID {
-                        raw("\"deviceID\":")
-                        string(device)
-                        byte(UInt8(ascii: ","))
-                    }
-                    raw("\"timestamp\":")
-                    raw(String(u.timestamp))
-                    if let user = u.userRecordName {
-                        raw(",\"userRecordName\":")
-                        string(user)
-                    }
-                    byte(UInt8(ascii: "}"))
-                case .zone(let z): zone(z)
-                case .parent(let p):
-                    raw("{\"recordName\":")
-                    string(p.recordName)
-                    byte(UInt8(ascii: "}"))
+            let top = TopLevel(
+                recordName: record.recordName, recordType: record.recordType, recordChangeTag: record.recordChangeTag,
+                created: record.created, modified: record.modified, deleted: record.deleted, zoneID: record.zoneID,
+                parent: record.parent)
+            try write(top, extra: extra) { writer throws(FormatError) in
+                for (j, key) in record.fields.keys.sorted().enumerated() {
+                    if j > 0 { writer.byte(UInt8(ascii: ",")) }
+                    writer.string(key)
+                    writer.byte(UInt8(ascii: ":"))
+                    try writer.field(record.fields[key]!, path: "fields.\(key).value")
                 }
+            }
+        }
+
+        /// Writes `record` as one JSON object, without making its dictionary (a server writes
+        /// one for every record it returns): the same bytes as writing
+        /// `RecordDictionary(record, zoneID: zoneID, locate: locate)` with `deleted` set, and
+        /// with only the fields in `desiredKeys` when they are given (encrypted fields by their
+        /// plain names).
+        /// - Throws: ``FormatError`` for a double that is not finite, naming the field; what
+        ///   `locate` throws.
+        public mutating func write(
+            _ record: Record, zoneID: ZoneID? = nil, deleted: Bool? = nil, desiredKeys: Set<String>? = nil,
+            locate: AssetLocator = WebServices.fileURL(of:), extra: [(key: String, value: String?)] = []
+        ) throws {
+            // One lock for the system fields and the values, decoded in place.
+            let (system, parent, values) = record.state.withLock { state in
+                var values: [(name: String, isEncrypted: Bool, value: FieldValue)] = []
+                for key in state.keys {
+                    guard let value = state.value(forKey: key) else { continue }
+                    let isEncrypted = Record.isEncryptedKey(key)
+                    let name = isEncrypted ? Record.plainKey(ofEncrypted: key) : key
+                    if let desiredKeys, !desiredKeys.contains(name) { continue }
+                    values.append((name, isEncrypted, value))
+                }
+                return (state.system, state.parent, values)
+            }
+            let top = TopLevel(
+                recordName: record.recordID.recordName, recordType: record.recordType, recordChangeTag: system.recordChangeTag,
+                created: system.creationDate.map { UserTimestamp(date: $0, userRecordName: system.creatorName) },
+                modified: system.modificationDate.map { UserTimestamp(date: $0, userRecordName: system.lastModifierName) },
+                deleted: deleted, zoneID: zoneID ?? ZoneID(record.recordID.zoneID),
+                parent: parent.map { ParentDictionary(recordName: $0.recordID.recordName) })
+            try write(top, extra: extra) { writer throws in
+                for (j, field) in values.sorted(by: { $0.name < $1.name }).enumerated() {
+                    if j > 0 { writer.byte(UInt8(ascii: ",")) }
+                    writer.string(field.name)
+                    writer.byte(UInt8(ascii: ":"))
+                    let path = { "fields.\(field.name).value" }
+                    var dictionary = try FieldValueDictionary(field.value, path: path(), locate: locate)
+                    if field.isEncrypted { dictionary.isEncrypted = true }
+                    try writer.field(dictionary, path: path())
+                }
+            }
+        }
+
+        /// A record dictionary's members other than its fields.
+        private struct TopLevel {
+            var recordName: String
+            var recordType: String?
+            var recordChangeTag: String?
+            var created: UserTimestamp?
+            var modified: UserTimestamp?
+            var deleted: Bool?
+            var zoneID: ZoneID?
+            var parent: ParentDictionary?
+        }
+
+        /// Writes a record dictionary's members in sorted order, `extra` merged in, with
+        /// `fields` writing the members of `fields`.
+        private mutating func write<Failure: Error>(
+            _ top: TopLevel, extra: [(key: String, value: String?)],
+            fields: (inout JSONWriter) throws(Failure) -> Void
+        ) throws(Failure) {
+            // The members' sorted order is fixed: only the extra keys need sorting.
+            var extras = extra.compactMap { member in member.value.map { (member.key, $0) } }
+            if extras.count > 1 { extras.sort { $0.0 < $1.0 } }
+            var next = 0
+            var first = true
+            byte(UInt8(ascii: "{"))
+            func key(_ key: String, _ writer: inout JSONWriter) {
+                while next < extras.count, extras[next].0 < key {
+                    if !first { writer.byte(UInt8(ascii: ",")) }
+                    writer.string(extras[next].0)
+                    writer.byte(UInt8(ascii: ":"))
+                    writer.string(extras[next].1)
+                    first = false
+                    next += 1
+                }
+                if !first { writer.byte(UInt8(ascii: ",")) }
+                writer.string(key)
+                writer.byte(UInt8(ascii: ":"))
+                first = false
+            }
+            if let v = top.created {
+                key("created", &self)
+                user(v)
+            }
+            if let v = top.deleted {
+                key("deleted", &self)
+                raw(v ? "true" : "false")
+            }
+            key("fields", &self)
+            byte(UInt8(ascii: "{"))
+            try fields(&self)
+            byte(UInt8(ascii: "}"))
+            if let v = top.modified {
+                key("modified", &self)
+                user(v)
+            }
+            if let v = top.parent {
+                key("parent", &self)
+                raw("{\"recordName\":")
+                string(v.recordName)
+                byte(UInt8(ascii: "}"))
+            }
+            if let v = top.recordChangeTag {
+                key("recordChangeTag", &self)
+                string(v)
+            }
+            key("recordName", &self)
+            string(top.recordName)
+            if let v = top.recordType {
+                key("recordType", &self)
+                string(v)
+            }
+            if let v = top.zoneID {
+                key("zoneID", &self)
+                zone(v)
+            }
+            // Extra keys after `zoneID`.
+            while next < extras.count {
+                byte(UInt8(ascii: ","))
+                string(extras[next].0)
+                byte(UInt8(ascii: ":"))
+                string(extras[next].1)
+                next += 1
             }
             byte(UInt8(ascii: "}"))
         }
 
-        private enum Member {
-            case string(String)
-            case bool(Bool)
-            case fields([String: FieldValueDictionary])
-            case user(UserTimestamp)
-            case zone(ZoneID)
-            case parent(ParentDictionary)
+        private mutating func user(_ u: UserTimestamp) {
+            byte(UInt8(ascii: "{"))
+            if let device = u.deviceID {
+                raw("\"deviceID\":")
+                string(device)
+                byte(UInt8(ascii: ","))
+            }
+            raw("\"timestamp\":")
+            raw(String(u.timestamp))
+            if let user = u.userRecordName {
+                raw(",\"userRecordName\":")
+                string(user)
+            }
+            byte(UInt8(ascii: "}"))
         }
 
         private mutating func field(_ field: FieldValueDictionary, path: @autoclosure () -> String) throws(FormatError) {

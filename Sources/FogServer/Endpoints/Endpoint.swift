@@ -20,7 +20,11 @@ struct Endpoint: Sendable {
 }
 
 /// A request on its way to its endpoint: where it goes, who sent it, its body.
-struct EndpointCall: Sendable {
+///
+/// A class: endpoints hand the call to the closures and helpers that write their answers
+/// (asset links capture it for every asset), and a reference is one retain where the
+/// request's fields were a dozen.
+final class EndpointCall: Sendable {
     let route: Route
     let caller: Caller
     let container: Container
@@ -28,6 +32,19 @@ struct EndpointCall: Sendable {
     let query: [String: String]
     let state: ServerState
     let request: Request
+
+    init(
+        route: Route, caller: Caller, container: Container, body: [UInt8], query: [String: String], state: ServerState,
+        request: Request
+    ) {
+        self.route = route
+        self.caller = caller
+        self.container = container
+        self.body = body
+        self.query = query
+        self.state = state
+        self.request = request
+    }
 
     /// The database of the path (the public one for the token calls).
     var database: Database { container.database(with: route.scope ?? .public) }

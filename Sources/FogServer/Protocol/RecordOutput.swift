@@ -36,25 +36,30 @@ struct RecordOutput {
 
     /// The record dictionary of `record`.
     func record(_ record: Record, desiredKeys: [String]? = nil) throws -> JSON {
-        var dictionary = try WebServices.RecordDictionary(
-            record, zoneID: zoneID(record.recordID.zoneID), locate: { asset in AssetLinks.downloadURL(for: asset, call: call) })
-        dictionary.deleted = false
-        if let desiredKeys {
-            let wanted = Set(desiredKeys)
-            dictionary.fields = dictionary.fields.filter { wanted.contains($0.key) }
-        }
-        // Every field already has its type (`FieldValueDictionary` sets it from the value).
-        if numbersAsStrings {
-            for key in dictionary.fields.keys {
-                dictionary.fields[key]!.value = dictionary.fields[key]!.value.map(Self.stringifyingNumbers)
-            }
-        }
-        dictionary.created?.deviceID = Self.deviceID
-        dictionary.modified?.deviceID = Self.deviceID
         var writer = WebServices.JSONWriter()
         // A share carries its link as a short GUID (`records/resolve`, `records/accept`).
         let shortGUID = (record as? Share)?.url.map(ShareEndpoints.shortGUID(of:))
-        try writer.write(dictionary, extra: [("shortGUID", shortGUID)])
+        let locate: WebServices.AssetLocator = { asset in AssetLinks.downloadURL(for: asset, call: call) }
+        if numbersAsStrings {
+            var dictionary = try WebServices.RecordDictionary(record, zoneID: zoneID(record.recordID.zoneID), locate: locate)
+            dictionary.deleted = false
+            if let desiredKeys {
+                let wanted = Set(desiredKeys)
+                dictionary.fields = dictionary.fields.filter { wanted.contains($0.key) }
+            }
+            for key in dictionary.fields.keys {
+                dictionary.fields[key]!.value = dictionary.fields[key]!.value.map(Self.stringifyingNumbers)
+            }
+            dictionary.created?.deviceID = Self.deviceID
+            dictionary.modified?.deviceID = Self.deviceID
+            try writer.write(dictionary, extra: [("shortGUID", shortGUID)])
+        } else {
+            // Straight from the record: every field has its type, `created` and `modified`
+            // FogKit's device ID.
+            try writer.write(
+                record, zoneID: zoneID(record.recordID.zoneID), deleted: false, desiredKeys: desiredKeys.map(Set.init),
+                locate: locate, extra: [("shortGUID", shortGUID)])
+        }
         // A shared record's `share`, a share's participants: members after the written ones.
         let sharing = ShareOutput.members(of: record, output: self)
         guard !sharing.isEmpty, writer.bytes.last == UInt8(ascii: "}") else { return .raw(writer.bytes) }
