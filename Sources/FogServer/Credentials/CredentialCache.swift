@@ -11,6 +11,9 @@ final class CredentialCache: Sendable {
         var file: CredentialFile
         var secret: Data
         var modified: Date?
+        /// When the file was read: a file changed within ``CredentialCache/racyWindow`` before
+        /// it may change again with the same modification time.
+        var read: Date
         var apiTokens: Set<String>
         var administratorTokens: Set<String>
         var keys: [String: CredentialFile.Key]
@@ -42,7 +45,13 @@ final class CredentialCache: Sendable {
     private func lookup<T: Sendable>(_ find: (State) -> T?) -> T? {
         if let found = state.withLock({ state -> T? in find(state) }) { return found }
         let modified = vault.stamp
-        let changed = modified == nil || state.withLock { $0.modified != modified }
+        let changed =
+            modified == nil
+            || state.withLock { state in
+                // File times come from a coarse clock: two writes a few milliseconds apart can
+                // leave the same time, so a file read soon after a write is read again.
+                state.modified != modified || state.modified.map { state.read.timeIntervalSince($0) < Self.racyWindow } ?? true
+            }
         guard changed, let file = try? vault.read() else { return nil }
         let fresh = Self.state(file, modified: modified)
         state.withLock { $0 = fresh }
@@ -51,9 +60,13 @@ final class CredentialCache: Sendable {
 
     private func contains(_ find: (State) -> Bool) -> Bool { lookup { find($0) ? true : nil } ?? false }
 
+    /// How long after a write a read of the file still counts as racy (`git` calls such an
+    /// index entry "racily clean").
+    static let racyWindow: TimeInterval = 2
+
     private static func state(_ file: CredentialFile, modified: Date?) -> State {
         State(
-            file: file, secret: Data(base64Encoded: file.secret) ?? Data(), modified: modified,
+            file: file, secret: Data(base64Encoded: file.secret) ?? Data(), modified: modified, read: Date(),
             apiTokens: Set(file.apiTokens), administratorTokens: Set(file.administratorTokens),
             keys: Dictionary(file.keys.map { ($0.keyID, $0) }, uniquingKeysWith: { $1 }))
     }
