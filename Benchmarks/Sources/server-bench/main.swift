@@ -1,13 +1,14 @@
 // server-bench: FogServer under load from wrk on loopback, beside a trivial Hummingbird route
 // and the in-process rate of the same work, all in one run (issue 20's benchmark).
 //
-//   cd Benchmarks && swift run -c release server-bench [--seconds 10] [--connections 64] [--soak 600]
+//   cd Benchmarks && swift run -c release server-bench [--seconds 10] [--connections 64] [--rounds 3] [--soak 600]
 //
 // For each of records/lookup (one record), records/query (top 20 of an indexed type) and
 // records/modify (a forceUpdate of one record), it prints wrk's requests per second and p99
 // latency at 64 connections, and the same work's rate through FogKit's Swift API in the same
-// process; then a trivial Hummingbird route (`GET /hello`) for scale, and the process's
-// resident memory after each. `--soak N` runs lookup and modify for N seconds and prints the
+// process; a trivial Hummingbird route (`/hello`) right after each lookup run, for scale (the
+// lookup and the route alternate for `--rounds` rounds, and the ratios' median is printed),
+// and the process's resident memory after each. `--soak N` runs lookup and modify for N seconds and prints the
 // resident memory every 30 seconds, to show that it stays bounded.
 import FogKit
 import FogServer
@@ -26,6 +27,7 @@ func option(_ name: String, _ fallback: Int) -> Int {
 let seconds = option("--seconds", 10)
 let connections = option("--connections", 64)
 let soak = option("--soak", 0)
+let rounds = max(option("--rounds", 3), 1)
 let recordCount = 10_000
 let identifier = "iCloud.com.example.bench"
 
@@ -217,9 +219,24 @@ var generator = SystemRandomNumberGenerator()
     if !result.errors.isEmpty { print("\(name): \(result.errors)") }
 }
 
-try await record("records/lookup (1 record)", url: base + "/records/lookup" + credentialsQuery, script: lookupScript) {
-    let id = Record.ID(recordName: "N-\(Int.random(in: 0..<recordCount, using: &generator))")
-    _ = try await database.records(for: [id])
+// The lookup and the trivial route run back to back in each of `--rounds` rounds: the rates of
+// this shared machine drift by tens of percent within a minute, and a ratio of two runs half a
+// minute apart measured the drift as much as the servers.
+var pairs: [(lookup: WrkResult, same: WrkResult, get: WrkResult)] = []
+for round in 0..<rounds {
+    let before = rows.count
+    try await record("records/lookup (1 record)", url: base + "/records/lookup" + credentialsQuery, script: lookupScript) {
+        let id = Record.ID(recordName: "N-\(Int.random(in: 0..<recordCount, using: &generator))")
+        _ = try await database.records(for: [id])
+    }
+    // The trivial route twice: with the lookup's own requests (a POST whose body wrk's Lua
+    // script writes for each request), so that NIO parses the same bytes and wrk spends the
+    // same on each request as in the lookup row, and a fixed GET (wrk's cheapest request).
+    try await record(
+        "trivial Hummingbird POST /hello (the lookup's requests)", url: "http://127.0.0.1:\(trivialPort)/hello" + credentialsQuery,
+        script: lookupScript, inProcess: nil)
+    try await record("trivial Hummingbird GET /hello", url: "http://127.0.0.1:\(trivialPort)/hello", script: "", inProcess: nil)
+    pairs.append((rows[before].wrk, rows[before + 1].wrk, rows[before + 2].wrk))
 }
 try await record("records/query (top 20)", url: base + "/records/query" + credentialsQuery, script: queryScript) {
     let query = Query(recordType: "Note", predicate: try QueryPredicate(format: "score == %d", Int.random(in: 0..<1000, using: &generator)))
@@ -230,13 +247,6 @@ try await record("records/modify (forceUpdate)", url: base + "/records/modify" +
     note["score"] = Int.random(in: 0..<1000, using: &generator)
     _ = try await database.modifyRecords(saving: [note], deleting: [], savePolicy: .changedKeys)
 }
-// The trivial route twice: a fixed GET (wrk's cheapest request), and the lookup's own requests
-// (a POST whose body wrk's Lua script writes for each request), so that wrk spends the same on
-// each request as in the lookup row and the ratio compares what the servers do.
-try await record("trivial Hummingbird GET /hello", url: "http://127.0.0.1:\(trivialPort)/hello", script: "", inProcess: nil)
-try await record(
-    "trivial Hummingbird POST /hello (the lookup's requests)", url: "http://127.0.0.1:\(trivialPort)/hello" + credentialsQuery,
-    script: lookupScript, inProcess: nil)
 
 print("")
 print(
@@ -251,18 +261,22 @@ for row in rows {
             + "\(String(format: "%.0f", row.rss)) |"
     )
 }
-let trivialGet = rows[rows.count - 2].wrk
-let trivialSame = rows[rows.count - 1].wrk
-let lookup = rows[0].wrk
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 print("")
+for (i, pair) in pairs.enumerated() {
+    print(
+        String(
+            format:
+                "round %d: records/lookup / trivial route with the same requests %.2f, / the fixed GET %.2f; server CPU per request / the same requests' %.2f",
+            i + 1, pair.lookup.requestsPerSecond / max(pair.same.requestsPerSecond, 1),
+            pair.lookup.requestsPerSecond / max(pair.get.requestsPerSecond, 1),
+            pair.lookup.serverMicroseconds / max(pair.same.serverMicroseconds, 1)))
+}
 print(
     String(
-        format: "records/lookup / trivial route with the same requests: %.2f (target ≥ 0.5); / the fixed GET: %.2f",
-        lookup.requestsPerSecond / max(trivialSame.requestsPerSecond, 1), lookup.requestsPerSecond / max(trivialGet.requestsPerSecond, 1)))
-print(
-    String(
-        format: "server CPU per request, records/lookup / trivial route with the same requests: %.2f",
-        lookup.serverMicroseconds / max(trivialSame.serverMicroseconds, 1)))
+        format: "median of %d rounds: records/lookup / trivial route with the same requests %.2f (target ≥ 0.5); / the fixed GET %.2f",
+        pairs.count, median(pairs.map { $0.lookup.requestsPerSecond / max($0.same.requestsPerSecond, 1) }),
+        median(pairs.map { $0.lookup.requestsPerSecond / max($0.get.requestsPerSecond, 1) })))
 print(String(format: "peak RSS: %.0f MiB", residentMemory().peak))
 
 if soak > 0 {
