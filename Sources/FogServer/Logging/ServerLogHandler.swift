@@ -1,6 +1,4 @@
-import Foundation
 import Logging
-import Synchronization
 
 /// FogServer's own log handler: lines to standard error in `StreamLogHandler`'s format
 /// (`2026-11-28T10:40:00+0000 info FogServer: key=value [source] message`), with the
@@ -26,46 +24,12 @@ struct ServerLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// Writes the line through `StreamLogHandler` (its format, its locked standard error),
+    /// made for this line only: the metadata is formatted once, here.
     func log(event: LogEvent) {
-        var all = metadata
-        if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { all.merge(explicit) { _, new in new } }
-        if let error = event.error {
-            all["error.message"] = "\(error)"
-            all["error.type"] = "\(String(reflecting: type(of: error)))"
-        }
-        let pretty = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
-        Self.write("\(Self.timestamp()) \(event.level) \(label):\(pretty) [\(event.source)] \(event.message)\n")
-    }
-
-    /// Whole lines, one writer at a time.
-    private static let output = Mutex(())
-
-    private static func write(_ line: String) {
-        var line = line
-        output.withLock { _ in
-            line.withUTF8 { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = Foundation.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written > 0 {
-                        offset += written
-                    } else if written < 0, errno == EINTR {
-                        continue
-                    } else {
-                        return
-                    }
-                }
-            }
-        }
-    }
-
-    private static func timestamp() -> String {
-        var now = time(nil)
-        var parts = tm()
-        localtime_r(&now, &parts)
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var line = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+        line.logLevel = logLevel
+        line.metadata = metadata
+        line.log(event: event)
     }
 }
