@@ -25,21 +25,35 @@ struct OrderKey {
     /// `i`th sort key (`nil` when missing), as ``PredicateFields/value(forKey:)`` reads it.
     @inline(__always)
     func key(row: Int64, value: (Int) -> FieldValue?) -> [UInt8] {
+        makeKey(row: row) { index, w in append(value(index), sortKey: index, to: &w) }
+    }
+
+    /// The key of the record at `row` whose sort values `payload` gives as stored: the type
+    /// and checked payload bytes of the `i`th sort key's field (`nil` when missing).
+    ///
+    /// The same key as ``key(row:value:)`` with the decoded values: an `INT64`, `DOUBLE` or
+    /// `TIMESTAMP` is written from its 8 bytes, without a ``FieldValue`` or an ``IndexValue``
+    /// made for it (a query that sorts its candidates in memory makes a key for each);
+    /// other types are decoded.
+    @inline(__always)
+    func key(row: Int64, payload: (Int) -> (type: FieldType, bytes: UnsafeRawBufferPointer)?) -> [UInt8] {
+        makeKey(row: row) { index, w in
+            let found = payload(index)
+            if order[index].relativeLocation == nil, let found, Self.appendScalar(found.type, found.bytes, to: &w) { return }
+            append(found.flatMap { RecordCodec.decodeChecked($0.bytes, type: $0.type) }, sortKey: index, to: &w)
+        }
+    }
+
+    /// Writes the elements of the sort keys with `element` (the `i`th key's value, ascending),
+    /// complementing the descending ones, then the row.
+    @inline(__always)
+    private func makeKey(row: Int64, element: (Int, inout KeyWriter) -> Void) -> [UInt8] {
         // One writer for the whole key; descending elements are complemented in place.
         var w = KeyWriter(capacity: 32)
         for index in order.indices {
             let start = w.bytes.count
-            let ascending = order[index].ascending
-            if let center = order[index].relativeLocation {
-                if case .location(let l)? = value(index) {
-                    w.append(GeoGrid.distance(l, center))
-                } else {
-                    w.append(Double.infinity)
-                }
-            } else {
-                (value(index).flatMap(IndexValue.init) ?? .null).appendOrdered(to: &w)
-            }
-            if !ascending {
+            element(index, &w)
+            if !order[index].ascending {
                 w.complement(from: start)
                 // A complemented string is a byte prefix of the complement of its continuations
                 // (`"a"` and `"a\0"`); `FF FF` occurs nowhere else, so it ends the element before
@@ -52,6 +66,40 @@ struct OrderKey {
         w.append(row)
         if rowDescending { w.complement(from: start) }
         return w.bytes
+    }
+
+    /// Appends the element of the `index`th sort key for `value` (ascending).
+    @inline(__always)
+    private func append(_ value: FieldValue?, sortKey index: Int, to w: inout KeyWriter) {
+        if let center = order[index].relativeLocation {
+            if case .location(let l)? = value {
+                w.append(GeoGrid.distance(l, center))
+            } else {
+                w.append(Double.infinity)
+            }
+        } else {
+            (value.flatMap(IndexValue.init) ?? .null).appendOrdered(to: &w)
+        }
+    }
+
+    /// Appends the element of a stored `INT64`, `DOUBLE` or `TIMESTAMP` of 8 bytes as
+    /// ``IndexValue/appendOrdered(to:)`` does for its decoded value (zeros without a sign);
+    /// false, with nothing written, for other payloads.
+    @inline(__always)
+    private static func appendScalar(_ type: FieldType, _ bytes: UnsafeRawBufferPointer, to w: inout KeyWriter) -> Bool {
+        guard bytes.count == 8 else { return false }
+        let bits = UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
+        switch type {
+        case .int64: w.append(Int64(bitPattern: bits))
+        case .double:
+            let d = Double(bitPattern: bits)
+            w.append(d == 0 ? 0.0 : d)
+        case .timestamp:
+            let d = Double(bitPattern: bits)
+            w.append(Date(timeIntervalSinceReferenceDate: d == 0 ? 0.0 : d))
+        default: return false
+        }
+        return true
     }
 
     static func complement(_ bytes: [UInt8]) -> [UInt8] { bytes.map { ~$0 } }

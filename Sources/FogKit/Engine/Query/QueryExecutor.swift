@@ -447,7 +447,7 @@ struct QueryRun<Store: KeyValueStore> {
     @inline(__always)
     private static func key(_ orderKey: OrderKey, _ fields: ViewFields, row: Int64, sortFieldIDs: [Int64?]?) -> [UInt8] {
         guard let ids = sortFieldIDs else { return orderKey.key(for: fields, row: row) }
-        return orderKey.key(row: row) { i in ids[i].flatMap { fields.view.value(of: $0) } }
+        return orderKey.key(row: row) { i in ids[i].flatMap { fields.view.payload(of: $0) } }
     }
 
     /// The client's record for the encoded record `view`, with the desired fields.
