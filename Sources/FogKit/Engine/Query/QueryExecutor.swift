@@ -288,13 +288,13 @@ struct QueryRun<Store: KeyValueStore> {
         if prepared.pathGivesOrder {
             var matches: [QueryMatch] = []
             var more = false
-            // Counts matches before making their records: the one past the limit only says "more".
-            func take(_ row: Int64, _ buffer: UnsafeRawBufferPointer) throws -> Bool {
+            // Counts matches before making their records: the one past the limit only says
+            // "more" (false). The matches are passed in, not captured: a variable a nested
+            // function captures and changes is checked for exclusive access at run time, on
+            // every candidate.
+            func take(_ row: Int64, _ buffer: UnsafeRawBufferPointer, into matches: inout [QueryMatch]) throws -> Bool {
                 guard let fields = try matchesView(buffer) else { return true }
-                if matches.count == limit {
-                    more = true
-                    return false
-                }
+                if matches.count == limit { return false }
                 matches.append(QueryMatch(row: row, record: try makeRecord(fields.view), key: []))
                 return true
             }
@@ -302,7 +302,8 @@ struct QueryRun<Store: KeyValueStore> {
                 // Row order: the records table itself, read in order from the position.
                 let after = try position.map { try OrderKey.row(ofPosition: $0) }
                 try executor.records.scanRecords(zone: zone, type: type, after: after, txn: txn) { row, buffer in
-                    try take(row, buffer)
+                    more = !(try take(row, buffer, into: &matches))
+                    return !more
                 }
             } else {
                 // The order key of a candidate that matches: how rows sharing a truncated index
@@ -315,7 +316,10 @@ struct QueryRun<Store: KeyValueStore> {
                     return key ?? nil
                 }
                 try streamInOrder(after: position, keyIfMatching: keyIfMatching) { row in
-                    try executor.records.withRecord(row, in: txn) { try take(row, $0) } ?? true
+                    try executor.records.withRecord(row, in: txn) { buffer in
+                        more = !(try take(row, buffer, into: &matches))
+                        return !more
+                    } ?? true
                 }
             }
             if more, let last = matches.last {
@@ -342,19 +346,25 @@ struct QueryRun<Store: KeyValueStore> {
         var heap = Heap<HeapItem>()
         let keep = limit == .max ? limit : limit + 1
         let sortFieldIDs = sortFieldIDs
-        func offer(_ row: Int64, _ buffer: UnsafeRawBufferPointer) throws {
-            guard let fields = try matchesView(buffer, checking: filtering) else { return }
+        // The candidate as the heap keeps it; `nil` when it does not match, comes before the
+        // position or after `worst` (the heap's last when full). Reading candidates by row,
+        // the heap is changed outside the read's closure: a variable a closure captures and
+        // changes is checked for exclusive access at run time, on every candidate.
+        func candidate(_ row: Int64, _ buffer: UnsafeRawBufferPointer, worst: [UInt8]?) throws -> HeapItem? {
+            guard let fields = try matchesView(buffer, checking: filtering) else { return nil }
             let key = Self.key(orderKey, fields, row: row, sortFieldIDs: sortFieldIDs)
             // Continuing: only what comes after the cursor's position.
-            if let position, !HeapItem.precedes(position, key) { return }
-            if heap.count == keep, let worst = heap.max, !HeapItem.precedes(key, worst.key) { return }
+            if let position, !HeapItem.precedes(position, key) { return nil }
+            if let worst, !HeapItem.precedes(key, worst) { return nil }
             let bytes = buffer.count <= HeapItem.largestCopy ? [UInt8](buffer) : nil
-            heap.insert(HeapItem(row: row, key: key, bytes: bytes))
-            if heap.count > keep { _ = heap.removeMax() }
+            return HeapItem(row: row, key: key, bytes: bytes)
         }
         if case .typeScan = prepared.path {
             try executor.records.scanRecords(zone: zone, type: type, txn: txn) { row, buffer in
-                try offer(row, buffer)
+                if let item = try candidate(row, buffer, worst: heap.count == keep ? heap.max?.key : nil) {
+                    heap.insert(item)
+                    if heap.count > keep { _ = heap.removeMax() }
+                }
                 return true
             }
         } else {
@@ -364,7 +374,12 @@ struct QueryRun<Store: KeyValueStore> {
             var previous: Int64?
             for row in rows where row != previous {
                 previous = row
-                _ = try executor.records.withRecord(row, in: txn) { try offer(row, $0) }
+                let worst = heap.count == keep ? heap.max?.key : nil
+                guard let item = try executor.records.withRecord(row, in: txn, { try candidate(row, $0, worst: worst) }) ?? nil else {
+                    continue
+                }
+                heap.insert(item)
+                if heap.count > keep { _ = heap.removeMax() }
             }
         }
         var best: [HeapItem] = []
