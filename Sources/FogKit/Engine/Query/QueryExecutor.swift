@@ -347,9 +347,10 @@ struct QueryRun<Store: KeyValueStore> {
         let keep = limit == .max ? limit : limit + 1
         let sortFieldIDs = sortFieldIDs
         // The candidate as the heap keeps it; `nil` when it does not match, comes before the
-        // position or after `worst` (the heap's last when full). Reading candidates by row,
-        // the heap is changed outside the read's closure: a variable a closure captures and
-        // changes is checked for exclusive access at run time, on every candidate.
+        // position or after `worst` (the heap's last when full). The heap is changed by the
+        // callers, not here: a variable a nested function captures and changes is checked for
+        // exclusive access at run time, on every candidate (a closure passed as an argument
+        // is checked when compiled).
         func candidate(_ row: Int64, _ buffer: UnsafeRawBufferPointer, worst: [UInt8]?) throws -> HeapItem? {
             guard let fields = try matchesView(buffer, checking: filtering) else { return nil }
             let key = Self.key(orderKey, fields, row: row, sortFieldIDs: sortFieldIDs)
