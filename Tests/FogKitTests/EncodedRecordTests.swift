@@ -186,11 +186,19 @@ import Testing
             #expect(Set(record.allKeys()) == Set(saved[id]!.keys))
             for (key, value) in saved[id]! { #expect(record.fieldValue(forKey: key) == value, "\(id.recordName).\(key)") }
         }
-        // Desired keys: only those fields, in a fetch and in a query.
-        let some = try await db.records(for: ids, desiredKeys: ["k1", "k17"])
-        for id in ids {
-            let record = try some[id]!.get()
-            #expect(Set(record.allKeys()) == Set(saved[id]!.keys).intersection(["k1", "k17"]))
+        // Desired keys: only those fields, with their values, in a fetch and in a query. Random
+        // selections, so that the projected copy takes fields from every place of a record's
+        // table (first, last, between, all of them, none, names never saved).
+        let allKeys = (0...20).map { "k\($0)" }
+        for _ in 0..<12 {
+            let desired = allKeys.filter { _ in rng.chance(0.3) }
+            let some = try await db.records(for: ids, desiredKeys: desired)
+            for id in ids {
+                let record = try some[id]!.get()
+                let kept = Set(saved[id]!.keys).intersection(desired)
+                #expect(Set(record.allKeys()) == kept, "\(id.recordName) desiring \(desired)")
+                for key in kept { #expect(record.fieldValue(forKey: key) == saved[id]![key], "\(id.recordName).\(key)") }
+            }
         }
         var (matches, next) = try await db.records(
             matching: Query(recordType: "Item", predicate: QueryPredicate(value: true)), inZoneWith: zone, desiredKeys: ["k2"],

@@ -201,86 +201,120 @@ struct EncodedFields: @unchecked Sendable {
     init<Store>(_ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>) throws {
         self.table = table
         let selection = table.selection
-        // The selected fields: their count, the size of their table entries and payloads.
-        var selected = 0, tableSize = 0, payloadSize = 0, assets = false
-        var error: (any Error)?
-        if selection.ids == nil {
-            // Every field (no desired keys): the names to register and whether any is an
-            // asset, read straight off the checked table (the common case of fetches and
-            // queries, without the closure per field below).
-            let buffer = view.buffer
-            var i = view.tableStart
-            for _ in 0..<view.count {
-                let id = Int64(bitPattern: RecordView.readVarint(buffer, &i))
-                let code = i < buffer.count ? buffer[i] : 0
-                i += 1
-                _ = RecordView.readVarint(buffer, &i)
-                if !table.contains(id) { try table.register(id, expected: view.count, names: &names) }
-                assets = assets || code == FieldType.asset.rawValue || code == FieldType.assetList.rawValue
-            }
-            selected = view.count
-        } else {
-            RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
-                id, type, payload in
-                guard selection.contains(id) else { return true }
-                do { try table.register(id, expected: view.count, names: &names) } catch let e {
-                    error = e
-                    return false
-                }
-                selected += 1
-                if selection.ids != nil {
-                    // Sizes for a projected copy; a copy of every field takes the bytes as they are.
-                    tableSize += RecordCodec.varintSize(Int(id)) + 1 + RecordCodec.varintSize(payload.count)
-                    payloadSize += payload.count
-                }
-                assets = assets || type == .asset || type == .assetList
-                return true
+        let buffer = view.buffer
+        let fieldsStart = view.fieldsStart
+        if selection.ids != nil {
+            // Desired keys: a table and payloads of the selected fields only, so that fields
+            // the caller did not ask for take no memory (unless every field is selected).
+            if let projected = try Self.project(view, table: table, arena: &arena, names: &names) {
+                chunk = projected.chunk
+                base = projected.chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + projected.offset) }
+                start = Int32(projected.offset)
+                length = Int32(projected.length)
+                count = Int32(projected.count)
+                tableStart = Int32(projected.tableStart)
+                payloadStart = Int32(projected.payloadStart)
+                hasAssets = projected.hasAssets
+                return
             }
         }
-        if let error { throw error }
+        // Every field: the names to register and whether any is an asset, read straight off
+        // the checked table, then the record's field bytes copied as they are.
+        var assets = false
+        var i = view.tableStart
+        for _ in 0..<view.count {
+            let id = Int64(bitPattern: RecordView.readVarint(buffer, &i))
+            let code = i < buffer.count ? buffer[i] : 0
+            i += 1
+            _ = RecordView.readVarint(buffer, &i)
+            if !table.contains(id) { try table.register(id, expected: view.count, names: &names) }
+            assets = assets || code == FieldType.asset.rawValue || code == FieldType.assetList.rawValue
+        }
         hasAssets = assets
-        let fieldsStart = view.fieldsStart
-        if selected == view.count {
-            // Every field: the record's bytes as they are.
-            let source = UnsafeRawBufferPointer(rebasing: view.buffer[fieldsStart...])
-            guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
-            let (chunk, offset) = arena.write(count: source.count) { $0.copyMemory(from: source) }
-            self.chunk = chunk
-            self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
-            start = Int32(offset)
-            length = Int32(source.count)
-            tableStart = Int32(view.tableStart - fieldsStart)
-            payloadStart = Int32(view.payloadStart - fieldsStart)
-        } else {
-            // Desired keys: a table and payloads of the selected fields only, so that fields
-            // the caller did not ask for take no memory.
+        let source = UnsafeRawBufferPointer(rebasing: buffer[fieldsStart...])
+        guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
+        let (chunk, offset) = arena.write(count: source.count) { $0.copyMemory(from: source) }
+        self.chunk = chunk
+        self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
+        start = Int32(offset)
+        length = Int32(source.count)
+        count = Int32(view.count)
+        tableStart = Int32(view.tableStart - fieldsStart)
+        payloadStart = Int32(view.payloadStart - fieldsStart)
+    }
+
+    /// Where ``init(_:table:arena:names:)`` put a projected copy.
+    private struct Projection {
+        let chunk: FieldArena
+        let offset: Int
+        let length: Int
+        let count: Int
+        let tableStart: Int
+        let payloadStart: Int
+        let hasAssets: Bool
+    }
+
+    /// Copies the fields of `view` that the table's selection keeps into `arena` as a field
+    /// count, their table entries and their payloads, registering their names; `nil`, with
+    /// nothing copied, when the selection keeps every field of the record.
+    ///
+    /// One walk of the checked table finds the selected entries (on the stack); the copy
+    /// then takes each entry's bytes and payload as they are.
+    private static func project<Store>(
+        _ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>
+    ) throws -> Projection? {
+        let buffer = view.buffer
+        let selection = table.selection
+        // Per selected field: where its table entry starts and ends, where its payload starts
+        // and how long it is.
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(1, 4 * view.count)) { picked in
+            var selected = 0, tableSize = 0, payloadSize = 0, assets = false
+            var i = view.tableStart
+            var offset = view.payloadStart
+            for _ in 0..<view.count {
+                // The table was checked: plain reads, stopping rather than failing.
+                let entryStart = i
+                let id = Int64(bitPattern: RecordView.readVarint(buffer, &i))
+                guard i < buffer.count, FieldType.decoded(buffer[i]) != nil else { break }
+                let code = buffer[i]
+                i += 1
+                let size = Int(truncatingIfNeeded: RecordView.readVarint(buffer, &i))
+                guard size >= 0, size <= buffer.count - offset else { break }
+                if selection.contains(id) {
+                    try table.register(id, expected: view.count, names: &names)
+                    picked[4 * selected] = entryStart
+                    picked[4 * selected + 1] = i
+                    picked[4 * selected + 2] = offset
+                    picked[4 * selected + 3] = size
+                    selected += 1
+                    tableSize += i - entryStart
+                    payloadSize += size
+                    assets = assets || code == FieldType.asset.rawValue || code == FieldType.assetList.rawValue
+                }
+                offset += size
+            }
+            guard selected < view.count else { return nil }
             let countSize = RecordCodec.varintSize(selected)
             let total = countSize + tableSize + payloadSize
             guard total <= Int(Int32.max) else { throw FormatError(message: "record of \(total) bytes") }
-            let (chunk, offset) = arena.write(count: total) { out in
+            let (chunk, chunkOffset) = arena.write(count: total) { out in
                 var t = 0
                 var p = countSize + tableSize
                 Self.putVarint(UInt64(selected), into: out, at: &t)
-                RecordView.forEachField(view.buffer, count: view.count, tableStart: view.tableStart, payloadStart: view.payloadStart) {
-                    id, type, payload in
-                    guard selection.contains(id) else { return true }
-                    Self.putVarint(UInt64(bitPattern: id), into: out, at: &t)
-                    out[t] = type.rawValue
-                    t += 1
-                    Self.putVarint(UInt64(payload.count), into: out, at: &t)
-                    UnsafeMutableRawBufferPointer(rebasing: out[p..<p + payload.count]).copyMemory(from: payload)
-                    p += payload.count
-                    return true
+                for k in 0..<selected {
+                    let entry = UnsafeRawBufferPointer(rebasing: buffer[picked[4 * k]..<picked[4 * k + 1]])
+                    UnsafeMutableRawBufferPointer(rebasing: out[t..<t + entry.count]).copyMemory(from: entry)
+                    t += entry.count
+                    let size = picked[4 * k + 3]
+                    let payload = UnsafeRawBufferPointer(rebasing: buffer[picked[4 * k + 2]..<picked[4 * k + 2] + size])
+                    UnsafeMutableRawBufferPointer(rebasing: out[p..<p + size]).copyMemory(from: payload)
+                    p += size
                 }
             }
-            self.chunk = chunk
-            self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
-            start = Int32(offset)
-            length = Int32(total)
-            tableStart = Int32(countSize)
-            payloadStart = Int32(countSize + tableSize)
+            return Projection(
+                chunk: chunk, offset: chunkOffset, length: total, count: selected, tableStart: countSize,
+                payloadStart: countSize + tableSize, hasAssets: assets)
         }
-        count = Int32(selected == view.count ? view.count : selected)
     }
 
     private static func putVarint(_ value: UInt64, into out: UnsafeMutableRawBufferPointer, at i: inout Int) {
