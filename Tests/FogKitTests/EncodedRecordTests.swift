@@ -240,6 +240,12 @@ import Testing
         #expect((whole["blob"] as? Data)?.count == 600_000)
         let a = try #require(whole["file"] as? Asset), b = try #require(whole["file"] as? Asset)
         #expect(a === b)
+        // A selected asset comes through the projected copy: decoded once, its file readable.
+        let projected = try await db.records(for: [record.recordID], desiredKeys: ["file", "title"])[record.recordID]!.get()
+        #expect(projected.allKeys() == ["file", "title"])
+        let c = try #require(projected["file"] as? Asset), d = try #require(projected["file"] as? Asset)
+        #expect(c === d)
+        #expect(try Data(contentsOf: try #require(c.fileURL)) == Data("asset".utf8))
     }
 
     /// Changing a fetched record works as on any record: the changed key is recorded, the
