@@ -362,10 +362,7 @@ struct QueryRun<Store: KeyValueStore> {
         }
         if case .typeScan = prepared.path {
             try executor.records.scanRecords(zone: zone, type: type, txn: txn) { row, buffer in
-                if let item = try candidate(row, buffer, worst: heap.count == keep ? heap.max?.key : nil) {
-                    heap.insert(item)
-                    if heap.count > keep { _ = heap.removeMax() }
-                }
+                if let item = try candidate(row, buffer, worst: heap.worstKey(keeping: keep)) { heap.insert(item, keeping: keep) }
                 return true
             }
         } else {
@@ -375,12 +372,11 @@ struct QueryRun<Store: KeyValueStore> {
             var previous: Int64?
             for row in rows where row != previous {
                 previous = row
-                let worst = heap.count == keep ? heap.max?.key : nil
+                let worst = heap.worstKey(keeping: keep)
                 guard let item = try executor.records.withRecord(row, in: txn, { try candidate(row, $0, worst: worst) }) ?? nil else {
                     continue
                 }
-                heap.insert(item)
-                if heap.count > keep { _ = heap.removeMax() }
+                heap.insert(item, keeping: keep)
             }
         }
         var best: [HeapItem] = []
@@ -616,6 +612,20 @@ struct QueryRun<Store: KeyValueStore> {
 
 /// A candidate in the heap, ordered by its order key, with a copy of its encoded record
 /// when that is at most ``largestCopy`` bytes.
+extension Heap<HeapItem> {
+    /// The key a candidate must come before to enter a heap that keeps `keep` items: its last
+    /// item's when full, `nil` while there is room.
+    @inline(__always)
+    fileprivate func worstKey(keeping keep: Int) -> [UInt8]? { count == keep ? max?.key : nil }
+
+    /// Inserts `item`, then drops the last item when there are more than `keep`.
+    @inline(__always)
+    fileprivate mutating func insert(_ item: HeapItem, keeping keep: Int) {
+        insert(item)
+        if count > keep { _ = removeMax() }
+    }
+}
+
 private struct HeapItem: Comparable {
     let row: Int64
     let key: [UInt8]

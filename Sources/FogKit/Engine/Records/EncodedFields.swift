@@ -199,27 +199,15 @@ struct EncodedFields: @unchecked Sendable {
     /// record's field bytes, or with desired keys a table and payloads of just those fields),
     /// registering their names.
     init<Store>(_ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>) throws {
-        self.table = table
-        let selection = table.selection
-        let buffer = view.buffer
-        let fieldsStart = view.fieldsStart
-        if selection.ids != nil {
-            // Desired keys: a table and payloads of the selected fields only, so that fields
-            // the caller did not ask for take no memory (unless every field is selected).
-            if let projected = try Self.project(view, table: table, arena: &arena, names: &names) {
-                chunk = projected.chunk
-                base = projected.chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + projected.offset) }
-                start = Int32(projected.offset)
-                length = Int32(projected.length)
-                count = Int32(projected.count)
-                tableStart = Int32(projected.tableStart)
-                payloadStart = Int32(projected.payloadStart)
-                hasAssets = projected.hasAssets
-                return
-            }
+        // Desired keys: a table and payloads of the selected fields only, so that fields the
+        // caller did not ask for take no memory (unless every field is selected).
+        if table.selection.ids != nil, let projected = try Self.project(view, table: table, arena: &arena, names: &names) {
+            self = projected
+            return
         }
         // Every field: the names to register and whether any is an asset, read straight off
         // the checked table, then the record's field bytes copied as they are.
+        let buffer = view.buffer
         var assets = false
         var i = view.tableStart
         for _ in 0..<view.count {
@@ -230,28 +218,30 @@ struct EncodedFields: @unchecked Sendable {
             if !table.contains(id) { try table.register(id, expected: view.count, names: &names) }
             assets = assets || code == FieldType.asset.rawValue || code == FieldType.assetList.rawValue
         }
-        hasAssets = assets
+        let fieldsStart = view.fieldsStart
         let source = UnsafeRawBufferPointer(rebasing: buffer[fieldsStart...])
         guard source.count <= Int(Int32.max) else { throw FormatError(message: "record of \(source.count) bytes") }
         let (chunk, offset) = arena.write(count: source.count) { $0.copyMemory(from: source) }
-        self.chunk = chunk
-        self.base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
-        start = Int32(offset)
-        length = Int32(source.count)
-        count = Int32(view.count)
-        tableStart = Int32(view.tableStart - fieldsStart)
-        payloadStart = Int32(view.payloadStart - fieldsStart)
+        self.init(
+            table: table, chunk: chunk, offset: offset, length: source.count, count: view.count,
+            tableStart: view.tableStart - fieldsStart, payloadStart: view.payloadStart - fieldsStart, hasAssets: assets)
     }
 
-    /// Where ``init(_:table:arena:names:)`` put a projected copy.
-    private struct Projection {
-        let chunk: FieldArena
-        let offset: Int
-        let length: Int
-        let count: Int
-        let tableStart: Int
-        let payloadStart: Int
-        let hasAssets: Bool
+    /// The fields written at `offset` in `chunk`: `length` bytes holding `count` fields, their
+    /// table from `tableStart` and payloads from `payloadStart` (offsets in those bytes).
+    private init(
+        table: FieldNameTable, chunk: FieldArena, offset: Int, length: Int, count: Int, tableStart: Int, payloadStart: Int,
+        hasAssets: Bool
+    ) {
+        self.table = table
+        self.chunk = chunk
+        base = chunk.withUnsafeMutablePointerToElements { UnsafeRawPointer($0 + offset) }
+        start = Int32(offset)
+        self.length = Int32(length)
+        self.count = Int32(count)
+        self.tableStart = Int32(tableStart)
+        self.payloadStart = Int32(payloadStart)
+        self.hasAssets = hasAssets
     }
 
     /// Copies the fields of `view` that the table's selection keeps into `arena` as a field
@@ -262,7 +252,7 @@ struct EncodedFields: @unchecked Sendable {
     /// then takes each entry's bytes and payload as they are.
     private static func project<Store>(
         _ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>
-    ) throws -> Projection? {
+    ) throws -> EncodedFields? {
         let buffer = view.buffer
         let selection = table.selection
         // Per selected field: where its table entry starts and ends, where its payload starts
@@ -311,8 +301,8 @@ struct EncodedFields: @unchecked Sendable {
                     p += size
                 }
             }
-            return Projection(
-                chunk: chunk, offset: chunkOffset, length: total, count: selected, tableStart: countSize,
+            return EncodedFields(
+                table: table, chunk: chunk, offset: chunkOffset, length: total, count: selected, tableStart: countSize,
                 payloadStart: countSize + tableSize, hasAssets: assets)
         }
     }
