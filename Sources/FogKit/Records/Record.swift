@@ -54,6 +54,22 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         private var changeTagText: String?
         var share: Reference?
 
+        init() {}
+
+        /// The metadata of a record the store returns, in one expression (so that a caller's
+        /// value can be moved into the record rather than copied).
+        init(
+            creationDate: Date, modificationDate: Date, creatorName: String, lastModifierName: String, changeSequence: Int64,
+            share: Reference?
+        ) {
+            self.creationDate = creationDate
+            self.modificationDate = modificationDate
+            self.creatorName = creatorName
+            self.lastModifierName = lastModifierName
+            self.changeSequence = changeSequence
+            self.share = share
+        }
+
         var recordChangeTag: String? {
             get { changeTagText ?? changeSequence.map { String($0, radix: 36) } }
             set {
@@ -124,10 +140,10 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// A record as the store returns it, its fields still encoded.
-    init(recordType: RecordType, recordID: ID, encoded: EncodedFields, parent: Reference?, system: SystemFields) {
+    init(recordType: RecordType, recordID: ID, encoded: consuming EncodedFields, parent: Reference?, system: consuming SystemFields) {
         self.recordType = recordType
         self.recordID = recordID
-        self.state = Mutex(State(encoded: encoded, parent: parent, system: system))
+        self.state = Mutex(State(encoded: consume encoded, parent: parent, system: consume system))
     }
 
     // MARK: - System fields

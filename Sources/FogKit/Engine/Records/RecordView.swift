@@ -330,13 +330,12 @@ extension RecordView {
         // Only checked payloads may be handed out: decoding them later cannot fail.
         precondition(checked.covers(table.selection), "RecordView.makeRecord: the returned fields were not checked")
         let zoneID = table.zoneID
-        var system = Record.SystemFields()
-        system.creationDate = Date(timeIntervalSinceReferenceDate: creationDate)
-        system.modificationDate = Date(timeIntervalSinceReferenceDate: modificationDate)
-        system.creatorName = try names.name(creator)
-        system.lastModifierName = modifier == creator ? system.creatorName : try names.name(modifier)
-        system.changeSequence = changeSequence
-        system.share = shareRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
+        let creatorName = try names.name(creator)
+        let system = Record.SystemFields(
+            creationDate: Date(timeIntervalSinceReferenceDate: creationDate),
+            modificationDate: Date(timeIntervalSinceReferenceDate: modificationDate), creatorName: creatorName,
+            lastModifierName: modifier == creator ? creatorName : try names.name(modifier), changeSequence: changeSequence,
+            share: shareRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) })
         let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let recordType = try names.name(type)
         let recordID = id ?? Record.ID(recordName: recordName, zoneID: zoneID)
@@ -373,7 +372,7 @@ extension RecordView {
             // An `Asset` is a class: decoded once, every read returns the same instance.
             return Record(recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent, system: system)
         }
-        return Record(recordType: recordType, recordID: recordID, encoded: encoded, parent: parent, system: system)
+        return Record(recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent, system: consume system)
     }
 }
 
