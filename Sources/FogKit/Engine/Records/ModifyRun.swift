@@ -67,7 +67,9 @@ struct ModifyRun<Store: KeyValueStore> {
 
     struct Item {
         enum Kind {
-            case save(ClientRecord)
+            /// Boxed: an item is copied several times while a request is grouped, ordered and
+            /// planned, and a client record's copy would retain each of its fields every time.
+            indirect case save(ClientRecord)
             case delete(Record.ID)
         }
         let kind: Kind
