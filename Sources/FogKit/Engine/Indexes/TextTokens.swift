@@ -20,6 +20,48 @@ enum TextTokens {
 
     /// Adds the tokens of `text` that `seen` lacks.
     static func add(_ text: String, to result: inout [String], seen: inout Set<String>) {
+        if addASCII(text, to: &result, seen: &seen) { return }
+        addFolded(text, to: &result, seen: &seen)
+    }
+
+    /// ``add(_:to:seen:)`` for ASCII text, on its bytes; `false`, adding nothing, when `text`
+    /// is not ASCII.
+    ///
+    /// Folding ASCII only lowers `A`–`Z` (it has no diacritics, and it is already composed),
+    /// its letters and digits are `A`–`Z`, `a`–`z` and `0`–`9`, and no two ASCII characters form
+    /// one letter or digit, so this gives what ``addFolded(_:to:seen:)`` gives without
+    /// Foundation's folding (most of a development-mode save's index work, where every string
+    /// field is searchable). `TextTokensTests` holds the two to the same tokens.
+    static func addASCII(_ text: String, to result: inout [String], seen: inout Set<String>) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            var start = 0
+            var token: [UInt8] = []
+            func flush(_ end: Int) {
+                if end > start {
+                    token.removeAll(keepingCapacity: true)
+                    for byte in bytes[start..<end] { token.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+                    let word = String(decoding: token, as: UTF8.self)
+                    if !stopWords.contains(word), seen.insert(word).inserted { result.append(word) }
+                }
+            }
+            for (i, byte) in bytes.enumerated() {
+                switch byte {
+                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: continue
+                default:
+                    flush(i)
+                    start = i + 1
+                }
+            }
+            flush(bytes.count)
+            return true
+        }
+    }
+
+    /// ``add(_:to:seen:)`` for any text: Foundation's case and diacritic folding, then letters
+    /// and digits as `Character` sees them.
+    static func addFolded(_ text: String, to result: inout [String], seen: inout Set<String>) {
         // Composed (NFC) after folding, so that canonically equivalent spellings have the same
         // bytes: the index compares bytes, Swift's `String ==` compares canonical equivalence.
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
