@@ -57,7 +57,7 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         init() {}
 
         /// The metadata of a record the store returns, in one expression (so that a caller's
-        /// value can be moved into the record rather than copied).
+        /// `let` can be moved into the record with `consume` rather than copied).
         init(
             creationDate: Date, modificationDate: Date, creatorName: String, lastModifierName: String, changeSequence: Int64,
             share: Reference?

@@ -42,8 +42,7 @@ enum TextTokens {
                 if end > start {
                     token.removeAll(keepingCapacity: true)
                     for byte in bytes[start..<end] { token.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
-                    let word = String(decoding: token, as: UTF8.self)
-                    if !stopWords.contains(word), seen.insert(word).inserted { result.append(word) }
+                    keep(String(decoding: token, as: UTF8.self), in: &result, seen: &seen)
                 }
             }
             for (i, byte) in bytes.enumerated() {
@@ -68,7 +67,7 @@ enum TextTokens {
             .precomposedStringWithCanonicalMapping
         var current = ""
         func flush() {
-            if !current.isEmpty, !stopWords.contains(current), seen.insert(current).inserted { result.append(current) }
+            if !current.isEmpty { keep(current, in: &result, seen: &seen) }
             current = ""
         }
         for character in folded {
@@ -79,6 +78,12 @@ enum TextTokens {
             }
         }
         flush()
+    }
+
+    /// Appends the folded `word` to `result` unless it is a stop word or `seen` has it.
+    @inline(__always)
+    private static func keep(_ word: String, in result: inout [String], seen: inout Set<String>) {
+        if !stopWords.contains(word), seen.insert(word).inserted { result.append(word) }
     }
 
     /// The tokens of the string and string-list values among `values`.

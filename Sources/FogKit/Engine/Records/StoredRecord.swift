@@ -25,13 +25,10 @@ struct StoredRecord: Sendable {
 
     /// The record as a client sees it, with IDs in `zoneID` and asset URLs in `assetDirectory`.
     func makeRecord(zoneID: RecordZone.ID, assetDirectory: URL) -> Record {
-        var system = Record.SystemFields()
-        system.creationDate = creationDate
-        system.modificationDate = modificationDate
-        system.creatorName = creator
-        system.lastModifierName = modifier
-        system.changeSequence = changeSequence
-        system.share = share.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: zoneID), action: .none) }
+        let system = Record.SystemFields(
+            creationDate: creationDate, modificationDate: modificationDate, creatorName: creator, lastModifierName: modifier,
+            changeSequence: changeSequence,
+            share: share.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: zoneID), action: .none) })
         var values = values
         for (key, value) in values where value.needsResolution {
             values[key] = value.resolved(zoneID: zoneID, assetDirectory: assetDirectory)
