@@ -356,8 +356,9 @@ public final class LMDBStore: @unchecked Sendable {
     /// Runs `body` in a write transaction on the writer thread and commits it.
     ///
     /// If `body` throws, nothing it wrote is kept and the error is rethrown.
-    /// `body` may run more than once (when the map grows the transaction is
-    /// replayed), so it must keep its effects inside the transaction.
+    /// `body` may run more than once (the transaction is replayed when the map grows, or
+    /// when another request of its group fails), so it must keep its effects inside the
+    /// transaction.
     public func write<T: Sendable>(_ body: @escaping @Sendable (LMDBWriteTransaction) throws -> T) async throws -> T {
         let box = ResultBox<T>()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in

@@ -433,6 +433,86 @@ import Testing
         }
     }
 
+    /// Runs `jobs` queued behind a gate, so that they form one group; returns each job's
+    /// outcome, by index.
+    private func runAsOneGroup(
+        _ environment: LMDBStore, jobs: Int, _ body: @escaping @Sendable (Int, LMDBWriteTransaction) throws -> Void
+    ) throws -> [Int: Result<Void, any Error>] {
+        let gate = WriterGate()
+        try gate.hold(environment)
+        let outcomes = Mutex<[Int: Result<Void, any Error>]>([:])
+        let done = DispatchSemaphore(value: 0)
+        for i in 0..<jobs {
+            try environment.enqueueWrite(
+                { try body(i, $0) },
+                completion: { result in
+                    let count = outcomes.withLock { outcomes -> Int in
+                        outcomes[i] = result
+                        return outcomes.count
+                    }
+                    if count == jobs { done.signal() }
+                })
+        }
+        gate.open()
+        done.wait()
+        return outcomes.withLock { $0 }
+    }
+
+    @Test func aGroupWithoutFailuresRunsEachRequestOnceInOneCommit() throws {
+        try withTestEnvironment { environment, a, _ in
+            let runs = Counter()
+            let before = try environment.statistics()
+            let jobs = 40
+            let outcomes = try runAsOneGroup(environment, jobs: jobs) { i, txn in
+                runs.increment()
+                // Each request sees the one before it: the value chains through the group.
+                let previous = i == 0 ? 0 : try txn.value(forKey: key(i - 1), in: a).map { Int($0[0]) } ?? -1000
+                try txn.put([UInt8(previous + 1)], forKey: key(i), in: a)
+            }
+            #expect(outcomes.values.allSatisfy { (try? $0.get()) != nil })
+            #expect(runs.value == jobs, "a group whose requests all succeed is run once")
+            let after = try environment.statistics()
+            #expect(after.commits - before.commits == 2)  // the gate's, then the group's
+            #expect(
+                try environment.read { txn in try (0..<jobs).map { try txn.value(forKey: key($0), in: a) } }
+                    == (0..<jobs).map { [UInt8($0 + 1)] })
+        }
+    }
+
+    @Test func aFailureLateInAGroupKeepsTheWritesOfTheRequestsBeforeIt() throws {
+        try withTestEnvironment { environment, a, b in
+            let jobs = 30
+            let outcomes = try runAsOneGroup(environment, jobs: jobs) { i, txn in
+                try txn.put([UInt8(i)], forKey: key(i), in: a)
+                if i == jobs - 1 {
+                    try txn.put([1], forKey: key(i), in: b)
+                    throw TestError(id: i)
+                }
+            }
+            for i in 0..<jobs - 1 { #expect(throws: Never.self) { try outcomes[i]!.get() } }
+            #expect(throws: TestError(id: jobs - 1)) { try outcomes[jobs - 1]!.get() }
+            #expect(try environment.read { try $0.entries(a) } == (0..<jobs - 1).map { Entry(key: key($0), value: [UInt8($0)]) })
+            #expect(try environment.read { try $0.count(of: b) } == 0)
+        }
+    }
+
+    @Test func aRequestThatCatchesAnLMDBErrorAndGoesOnSucceedsWithTheOthers() throws {
+        try withTestEnvironment { environment, a, _ in
+            let jobs = 12
+            let outcomes = try runAsOneGroup(environment, jobs: jobs) { i, txn in
+                try txn.put([UInt8(i)], forKey: key(i), in: a)
+                if i == 4 { _ = try? txn.put([1], forKey: [], in: a) }  // an LMDB error, caught
+                if i == 5 {
+                    // Sees every write before it, the catching request's included.
+                    let visible = try (0..<5).allSatisfy { try txn.value(forKey: key($0), in: a) == [UInt8($0)] }
+                    if !visible { throw TestError(id: -i) }
+                }
+            }
+            for i in 0..<jobs { #expect(throws: Never.self) { try outcomes[i]!.get() } }
+            #expect(try environment.read { try $0.entries(a) } == (0..<jobs).map { Entry(key: key($0), value: [UInt8($0)]) })
+        }
+    }
+
     @Test func failingAsyncWritersAmongConcurrentOnesFailAlone() async throws {
         try await withTestEnvironment { environment, a, _ async throws in
             let writers = 100

@@ -3,7 +3,7 @@ import Foundation
 
 // fog-bench: whole-workload measurements of FogKit through its public API.
 //
-//   fog-bench writers [--requests N] [--rounds R] [--durability durable|relaxed|none]
+//   fog-bench writers [--requests N] [--rounds R] [--writers 1,4,16,64] [--durability durable|relaxed|none]
 //                                      1, 4, 16 and 64 tasks saving one record per request
 //   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
 //   fog-bench workloads [--store DIR|postgres://…]
@@ -64,12 +64,11 @@ func measureWriters(
     return (Double(perWriter * writers) / seconds, seconds, cpuSeconds() - cpu0, info.recordCount, info.commits)
 }
 
-/// `writers`: 1, 4, 16 and 64 tasks each saving one record per request, in interleaved
+/// `writers`: `counts` concurrent tasks (1, 4, 16 and 64 unless told) each saving one record per request, in interleaved
 /// rounds; prints each round and the medians, and the ratio to one writer (group commit
 /// should make 64 writers at least 10× the rate of one).
-func concurrentWriters(durability: Container.Durability, requests: Int, rounds: Int) async throws {
+func concurrentWriters(durability: Container.Durability, requests: Int, rounds: Int, counts: [Int]) async throws {
     print("# concurrent single-record writers, durability \(durability), \(requests) saves per run, \(rounds) interleaved rounds")
-    let counts = [1, 4, 16, 64]
     var rates: [Int: [Double]] = [:]
     for round in 1...rounds {
         for writers in counts {
@@ -87,7 +86,8 @@ func concurrentWriters(durability: Container.Durability, requests: Int, rounds: 
     let median = { (w: Int) in rates[w]!.sorted()[rates[w]!.count / 2] }
     print("# writers | records/s (median) | × one writer")
     for writers in counts {
-        print(String(format: "# %7d | %18.0f | %.1fx", writers, median(writers), median(writers) / median(1)))
+        let ratio = rates[1] == nil ? "" : String(format: "%.1fx", median(writers) / median(1))
+        print(String(format: "# %7d | %18.0f | ", writers, median(writers)) + ratio)
     }
 }
 
@@ -129,7 +129,13 @@ func runBlocking(_ body: @escaping @Sendable () async throws -> Void) {
 
 switch command {
 case "writers":
-    runBlocking { try await concurrentWriters(durability: durability, requests: counts.requests, rounds: counts.rounds ?? 3) }
+    // `--writers 64` runs one configuration alone (to profile it); 1, 4, 16 and 64 by default.
+    let writers = (option("--writers") ?? "1,4,16,64").split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+    runBlocking {
+        try await concurrentWriters(
+            durability: durability, requests: counts.requests, rounds: counts.rounds ?? 3,
+            counts: writers.isEmpty ? [1, 4, 16, 64] : writers)
+    }
 case "workloads":
     selectedWorkloads = only
     runBlocking { try await referenceWorkloads(durability: durability, storeOption: option("--store")) }
@@ -159,7 +165,7 @@ case "scaling-worker":
 case "bounded-step":
     runBlocking { try await boundedStep(rest) }
 default:
-    print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R]   # 1, 4, 16, 64 writers")
+    print("usage: fog-bench writers [--durability durable|relaxed|none] [--requests N] [--rounds R] [--writers 1,4,16,64]")
     print("       fog-bench changes [--rounds R]")
     print("       fog-bench bounded [--records N] [--tags T] [--tombstones N] [--zones N] [--only migrate,prune-tombstones,prune-zones]")
     print("       fog-bench workloads [--durability durable|relaxed|none] [--store DIR|postgres://…] [--only W1,W2a,…]")

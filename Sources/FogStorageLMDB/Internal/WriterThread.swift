@@ -8,9 +8,10 @@ import Synchronization
 ///
 /// LMDB's write lock belongs to a thread, so every write runs here. Requests
 /// that arrive while a commit is in progress are committed together in the next
-/// transaction (group commit): each request runs in its own nested transaction,
-/// so one request's failure does not touch the others, and the group pays for
-/// one commit and one `fsync`. Completions run on a serial queue after the
+/// transaction (group commit), and the group pays for one commit and one `fsync`.
+/// One request's failure does not touch the others: when a request fails, the
+/// group is rolled back and run again with each request in a nested transaction
+/// of its own (``commit(_:)``). Completions run on a serial queue after the
 /// commit, in order, with no transaction open.
 final class WriterThread: @unchecked Sendable {
     private let condition = NSCondition()
@@ -131,8 +132,17 @@ final class WriterThread: @unchecked Sendable {
     }
 
     /// Runs a group of jobs in one transaction and returns each job's outcome.
+    ///
+    /// A group first runs its jobs one after another directly in the transaction. Only when
+    /// one of them fails is the group rolled back and run again with each job in a nested
+    /// transaction of its own, so that the failure touches no other job. Nesting costs LMDB a
+    /// copy of every page a job touches that an earlier job of the group had written (the
+    /// leaf a new record goes to, the tail of the change log, the zone's counters): for
+    /// groups of single-record saves that was a quarter of the writer's work.
     private func commit(_ jobs: [WriteJob]) -> [Result<Void, any Error>] {
         let env = environment!
+        // Whether the group runs its jobs in nested transactions: after a job failed when run directly.
+        var nesting = false
         while true {
             if let failure = env.failure { return Array(repeating: .failure(failure), count: jobs.count) }
             // A more durable open since the last commit: sync from this commit on.
@@ -172,6 +182,16 @@ final class WriterThread: @unchecked Sendable {
                     }
                 }
                 recreated = txn.recreatedTables
+            } else if !nesting {
+                switch runDirectly(jobs, in: parent!, env) {
+                case .committable: results = Array(repeating: .success(()), count: jobs.count)
+                case .mapFull: mapFull = true
+                case .damaged: damaged = true
+                case .failed:
+                    mdb_txn_abort(parent)
+                    nesting = true
+                    continue
+                }
             } else {
                 for job in jobs {
                     if damaged { break }
@@ -239,5 +259,35 @@ final class WriterThread: @unchecked Sendable {
             }
             return results
         }
+    }
+
+    /// How running a group's jobs directly in its transaction ended.
+    private enum DirectRun {
+        /// Every job succeeded: the transaction may be committed.
+        case committable
+        /// A job failed, or met an error it went on after: the group must be run nested.
+        case failed
+        case mapFull
+        case damaged
+    }
+
+    /// Runs `jobs` one after another in `parent`, stopping at the first that fails.
+    private func runDirectly(_ jobs: [WriteJob], in parent: OpaquePointer, _ env: LMDBStore) -> DirectRun {
+        for job in jobs {
+            let txn = LMDBWriteTransaction(txn: parent, environment: env, isReadOnly: false)
+            var threw = false
+            do {
+                try job.body(txn)
+                try txn.checkUsable()
+            } catch {
+                threw = true
+            }
+            if txn.isDamaged { return .damaged }
+            if txn.sawMapFull { return .mapFull }
+            // An LMDB error the body caught and went on after may have left the transaction
+            // unusable for the jobs after it; run nested, where it stays the body's own.
+            if threw || txn.firstFailure != nil { return .failed }
+        }
+        return .committable
     }
 }
