@@ -225,7 +225,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
             try await store.write { [self] txn in
                 var writer = NameWriter(core: self, transaction: txn)
                 let value = try body(txn, &writer)
-                box.set(writer.namesToPublish)
+                box.set(writer)
                 return value
             }
         }
@@ -241,7 +241,7 @@ final class EngineCore<Store: KeyValueStore>: Sendable {
         let job = { [self] (txn: Store.WriteTransaction) throws -> R in
             var writer = NameWriter(core: self, transaction: txn)
             let value = try body(txn, &writer)
-            box.set(writer.namesToPublish)
+            box.set(writer)
             return value
         }
         let result: R = try mapStorageErrors {

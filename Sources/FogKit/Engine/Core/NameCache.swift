@@ -90,6 +90,9 @@ struct NameResolver<Store: KeyValueStore> {
     private var localFieldTypes: [NameCache.FieldTypeKey: FieldType] = [:]
     /// The names a write transaction read from the store (not the cache).
     private(set) var learned: [(String, Int64)] = []
+    /// What other caches learned from a write transaction, to take once it commits (see
+    /// ``publishAfterCommit(_:)``).
+    private(set) var afterCommit: [@Sendable () -> Void] = []
 
     /// A resolver for `transaction`.
     init(cache: NameCache, transaction: Store.ReadTransaction, schema: Table, meta: Table) {
@@ -118,6 +121,14 @@ struct NameResolver<Store: KeyValueStore> {
             learned.append((name, id))
         }
         return name
+    }
+
+    /// Runs `publish` once the write transaction this resolver reads commits (not at all if it
+    /// is rolled back): how a cache other than the names learns from a write, whose
+    /// uncommitted reads it must not take before (``IndexCatalog``). For a read transaction,
+    /// whose snapshot is committed, `publish` runs now.
+    mutating func publishAfterCommit(_ publish: @escaping @Sendable () -> Void) {
+        if transaction.isReadOnly { publish() } else { afterCommit.append(publish) }
     }
 
     /// Keeps a name a write transaction read or created, for the rest of the transaction.

@@ -1,12 +1,20 @@
 import FogStorage
 
-/// Carries names created inside a write job to the publication after commit.
+/// Carries names created inside a write job, and what other caches learned from it, to the
+/// publication after commit. (A replayed job sets it again: the last run is what committed.)
 final class PublishBox: @unchecked Sendable {
     private var names: [(String, Int64)] = []
+    private var afterCommit: [@Sendable () -> Void] = []
 
-    func set(_ names: [(String, Int64)]) { self.names = names }
+    func set(_ writer: NameWriter<some KeyValueStore>) {
+        names = writer.namesToPublish
+        afterCommit = writer.resolver.afterCommit
+    }
 
-    func publish(to cache: NameCache) { cache.publish(names: names) }
+    func publish(to cache: NameCache) {
+        cache.publish(names: names)
+        for publish in afterCommit { publish() }
+    }
 }
 
 /// Interns names inside a write transaction.

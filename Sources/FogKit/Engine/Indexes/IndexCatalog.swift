@@ -31,8 +31,11 @@ struct TypeIndexes: Sendable, Hashable {
 /// `("b", type id, field id) → progress` for the indexes still being built, and a version
 /// number in `meta` that every change of a definition or of a build's state (building →
 /// ready) increments. A reader or writer compares the version in its own transaction with
-/// the cached one and reloads on a difference, so a transaction always sees the indexes of its own snapshot — also the writer, right after
-/// an index change earlier in the same group commit.
+/// the cached one and reloads on a difference, so a transaction always sees the indexes of its
+/// own snapshot — also the writer, right after an index change earlier in the same group
+/// commit. What a reader loads fills the cache at once; what a writer loads fills it once the
+/// write commits (``NameResolver/publishAfterCommit(_:)``), so that a store that is only
+/// written to does not load the definitions in every write.
 final class IndexCatalog: Sendable {
     private struct Cached: Sendable {
         var version: Int64
@@ -40,6 +43,8 @@ final class IndexCatalog: Sendable {
     }
 
     private let cached = Mutex<Cached?>(nil)
+    /// How many times the definitions were read from the store rather than the cache.
+    let loads = Atomic<Int>(0)
 
     /// The indexes of every record type as `txn` sees them.
     func indexes<Store>(
@@ -47,6 +52,7 @@ final class IndexCatalog: Sendable {
     ) throws -> [String: TypeIndexes] {
         let version = try core.schemaVersion(in: txn)
         if let hit = cached.withLock({ $0?.version == version ? $0?.types : nil }) { return hit }
+        loads.add(1, ordering: .relaxed)
         var types: [String: TypeIndexes] = [:]
         var entries: [(Int64, Int64, IndexOptions)] = []
         try txn.scan(core.schema, range: .prefix(Layout.indexDefinitionPrefix)) { key, value in
@@ -72,8 +78,18 @@ final class IndexCatalog: Sendable {
             let typeName = try names.name(type), fieldName = try names.name(field)
             if types[typeName]?.fields[fieldName] != nil { types[typeName]?.building.insert(fieldName) }
         }
-        // Only committed snapshots fill the cache.
-        if txn.isReadOnly { cached.withLock { $0 = Cached(version: version, types: types) } }
+        // Only committed snapshots fill the cache: a reader's now, a writer's once it commits.
+        // (A writer may read a version an earlier request of its group wrote; once committed,
+        // that version is never written again with other definitions: every change of them
+        // takes the next one.)
+        let learned = Cached(version: version, types: types)
+        let committed = txn.isReadOnly
+        names.publishAfterCommit { [self] in
+            cached.withLock { cache in
+                // Versions only grow: a commit published late does not replace a newer one.
+                if committed || (cache?.version ?? .min) < learned.version { cache = learned }
+            }
+        }
         return types
     }
 
