@@ -8,13 +8,11 @@ import Testing
 @Suite struct TextTokensTests {
     /// Both paths' tokens of `text`, in order.
     private func bothPaths(_ text: String) -> (ascii: [String]?, folded: [String]) {
-        var asciiTokens: [String] = []
-        var asciiSeen: Set<String> = []
-        let isASCII = TextTokens.addASCII(text, to: &asciiTokens, seen: &asciiSeen)
-        var foldedTokens: [String] = []
-        var foldedSeen: Set<String> = []
-        TextTokens.addFolded(text, to: &foldedTokens, seen: &foldedSeen)
-        return (isASCII ? asciiTokens : nil, foldedTokens)
+        var asciiTokens = TokenList()
+        let isASCII = TextTokens.addASCII(text, to: &asciiTokens)
+        var foldedTokens = TokenList()
+        TextTokens.addFolded(text, to: &foldedTokens)
+        return (isASCII ? asciiTokens.tokens : nil, foldedTokens.tokens)
     }
 
     @Test func everyASCIICharacterSplitsOrJoinsAsTheFoldingPathSays() {
@@ -54,5 +52,35 @@ import Testing
             #expect(TextTokens.tokens(text) == folded)
         }
         #expect(TextTokens.tokens("Café au LAIT, the café") == ["cafe", "au", "lait"])
+    }
+
+    @Test func theTokenListKeepsDistinctTokensInOrderBeforeAndAfterItsHashSetTakesOver() {
+        var random = SplitMix64(seed: 0x70C3)
+        let words = (0..<40).map { "w\($0)" } + ["a", "ab", "longer-than-fifteen-bytes-\u{e9}", "", "W1"]
+        for _ in 0..<500 {
+            var list = TokenList()
+            var expected: [String] = []
+            var seen: Set<String> = []
+            for _ in 0..<Int(random.next() % 60) {
+                let word = words[Int(random.next() % UInt64(words.count))]
+                list.insert(word)
+                if seen.insert(word).inserted { expected.append(word) }
+                #expect(list.contains(word))
+            }
+            #expect(list.tokens == expected)
+            for word in words { #expect(list.contains(word) == seen.contains(word), "\(word)") }
+        }
+    }
+
+    @Test func stopWordsAreFoundByLengthAsTheSetHasThem() {
+        for word in TextTokens.stopWords { #expect(TextTokens.isStopWord(word), "\(word)") }
+        let others = ["", "b", "ann", "thei", "theirs", "there1", "The", "AND", "into ", "wit", "withs", "c++", "é"]
+        for word in others { #expect(!TextTokens.isStopWord(word), "\(word)") }
+        var random = SplitMix64(seed: 0x5709)
+        let letters = Array("aehinorstw")
+        for _ in 0..<5_000 {
+            let word = String((0..<Int(random.next() % 7)).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
+            #expect(TextTokens.isStopWord(word) == TextTokens.stopWords.contains(word), "\(word)")
+        }
     }
 }

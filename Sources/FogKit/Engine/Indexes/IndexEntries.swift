@@ -78,7 +78,7 @@ enum IndexEntries {
         // with one prefix share a key.
         var keys: [[UInt8]] = []
         var truncated: Set<[UInt8]> = []
-        for token in TextTokens.tokens(of: searchable) {
+        for token in TextTokens.tokens(of: searchable).tokens {
             var w = KeyWriter(capacity: 32)
             w.append(zone)
             w.append(type)

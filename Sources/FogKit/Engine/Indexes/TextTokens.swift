@@ -10,18 +10,35 @@ enum TextTokens {
         "will", "with",
     ]
 
-    /// The distinct tokens of `text`, in order of first appearance.
-    static func tokens(_ text: String) -> [String] {
-        var result: [String] = []
-        var seen: Set<String> = []
-        add(text, to: &result, seen: &seen)
-        return result
+    /// ``stopWords`` by their length in bytes (at most 5): a word is compared with the few of
+    /// its length, which for these short strings is a comparison of two words of memory,
+    /// instead of being hashed.
+    private static let stopWordsByLength: [[String]] = {
+        var byLength = [[String]](repeating: [], count: 6)
+        for word in stopWords { byLength[word.utf8.count].append(word) }
+        return byLength
+    }()
+
+    /// Whether `word` (folded) is one of CloudKit's stop words.
+    @inline(__always)
+    static func isStopWord(_ word: String) -> Bool {
+        let length = word.utf8.count
+        guard length < stopWordsByLength.count else { return false }
+        for stopWord in stopWordsByLength[length] where stopWord == word { return true }
+        return false
     }
 
-    /// Adds the tokens of `text` that `seen` lacks.
-    static func add(_ text: String, to result: inout [String], seen: inout Set<String>) {
-        if addASCII(text, to: &result, seen: &seen) { return }
-        addFolded(text, to: &result, seen: &seen)
+    /// The distinct tokens of `text`, in order of first appearance.
+    static func tokens(_ text: String) -> [String] {
+        var result = TokenList()
+        add(text, to: &result)
+        return result.tokens
+    }
+
+    /// Adds the tokens of `text` that `result` lacks.
+    static func add(_ text: String, to result: inout TokenList) {
+        if addASCII(text, to: &result) { return }
+        addFolded(text, to: &result)
     }
 
     /// ``add(_:to:seen:)`` for ASCII text, on its bytes; `false`, adding nothing, when `text`
@@ -32,7 +49,7 @@ enum TextTokens {
     /// one letter or digit, so this gives what ``addFolded(_:to:seen:)`` gives without
     /// Foundation's folding (most of a development-mode save's index work, where every string
     /// field is searchable). `TextTokensTests` holds the two to the same tokens.
-    static func addASCII(_ text: String, to result: inout [String], seen: inout Set<String>) -> Bool {
+    static func addASCII(_ text: String, to result: inout TokenList) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
@@ -42,7 +59,7 @@ enum TextTokens {
                 if end > start {
                     token.removeAll(keepingCapacity: true)
                     for byte in bytes[start..<end] { token.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
-                    keep(String(decoding: token, as: UTF8.self), in: &result, seen: &seen)
+                    keep(String(decoding: token, as: UTF8.self), in: &result)
                 }
             }
             for (i, byte) in bytes.enumerated() {
@@ -60,14 +77,14 @@ enum TextTokens {
 
     /// ``add(_:to:seen:)`` for any text: Foundation's case and diacritic folding, then letters
     /// and digits as `Character` sees them.
-    static func addFolded(_ text: String, to result: inout [String], seen: inout Set<String>) {
+    static func addFolded(_ text: String, to result: inout TokenList) {
         // Composed (NFC) after folding, so that canonically equivalent spellings have the same
         // bytes: the index compares bytes, Swift's `String ==` compares canonical equivalence.
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
             .precomposedStringWithCanonicalMapping
         var current = ""
         func flush() {
-            if !current.isEmpty { keep(current, in: &result, seen: &seen) }
+            if !current.isEmpty { keep(current, in: &result) }
             current = ""
         }
         for character in folded {
@@ -80,23 +97,53 @@ enum TextTokens {
         flush()
     }
 
-    /// Appends the folded `word` to `result` unless it is a stop word or `seen` has it.
+    /// Adds the folded `word` to `result` unless it is a stop word or `result` has it.
     @inline(__always)
-    private static func keep(_ word: String, in result: inout [String], seen: inout Set<String>) {
-        if !stopWords.contains(word), seen.insert(word).inserted { result.append(word) }
+    private static func keep(_ word: String, in result: inout TokenList) {
+        if !isStopWord(word) { result.insert(word) }
     }
 
-    /// The tokens of the string and string-list values among `values`.
-    static func tokens(of values: some Sequence<FieldValue>) -> Set<String> {
-        var result: [String] = []
-        var seen: Set<String> = []
+    /// The distinct tokens of the string and string-list values among `values`.
+    static func tokens(of values: some Sequence<FieldValue>) -> TokenList {
+        var result = TokenList()
         for value in values {
             switch value {
-            case .string(let s): add(s, to: &result, seen: &seen)
-            case .stringList(let list): for s in list { add(s, to: &result, seen: &seen) }
+            case .string(let s): add(s, to: &result)
+            case .stringList(let list): for s in list { add(s, to: &result) }
             default: break
             }
         }
-        return seen
+        return result
+    }
+}
+
+/// Distinct tokens in order of first appearance.
+///
+/// A searchable field holds a handful of words, so up to 16 tokens a scan that compares short
+/// strings (by length first) finds a repeat for less than hashing the word would cost; past
+/// 16 a hash set takes over. (Hashing each word twice, for the stop words and for the set of
+/// tokens seen, was most of the tokenizing of a short title.)
+struct TokenList {
+    /// The tokens, in order of first appearance.
+    private(set) var tokens: [String] = []
+    private var index: Set<String>?
+
+    /// Adds `token` unless it is there.
+    mutating func insert(_ token: String) {
+        if index != nil {
+            if index!.insert(token).inserted { tokens.append(token) }
+            return
+        }
+        if contains(token) { return }
+        tokens.append(token)
+        if tokens.count > 16 { index = Set(tokens) }
+    }
+
+    /// Whether `token` is there.
+    func contains(_ token: String) -> Bool {
+        if let index { return index.contains(token) }
+        let length = token.utf8.count
+        for t in tokens where t.utf8.count == length && t == token { return true }
+        return false
     }
 }
