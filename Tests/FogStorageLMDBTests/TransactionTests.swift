@@ -388,38 +388,21 @@ import Testing
 
     @Test func aFailingWriteInAGroupDoesNotAffectTheOthers() throws {
         try withTestEnvironment { environment, a, b in
-            let gate = WriterGate()
-            try gate.hold(environment)
-            let outcomes = Mutex<[Int: Result<Void, any Error>]>([:])
-            let done = DispatchSemaphore(value: 0)
             let jobs = 20
-            for i in 0..<jobs {
-                try environment.enqueueWrite(
-                    { txn in
-                        try txn.put([UInt8(i)], forKey: key(i), in: a)
-                        try txn.put([UInt8(i)], forKey: key(i), in: b)
-                        switch i % 5 {
-                        case 1: throw TestError(id: i)
-                        case 3: try txn.put([1], forKey: [], in: a)  // an LMDB error
-                        case 4:
-                            // Sees the writes of the earlier requests of the group that
-                            // succeeded, and none of those that failed.
-                            let visible = try [1, 2, 3, 4].map { try txn.value(forKey: key(i - $0), in: a) != nil }
-                            if visible != [false, true, false, true] { throw TestError(id: -i) }
-                        default: break
-                        }
-                    },
-                    completion: { result in
-                        let count = outcomes.withLock { outcomes -> Int in
-                            outcomes[i] = result
-                            return outcomes.count
-                        }
-                        if count == jobs { done.signal() }
-                    })
+            let results = try runAsOneGroup(environment, jobs: jobs) { i, txn in
+                try txn.put([UInt8(i)], forKey: key(i), in: a)
+                try txn.put([UInt8(i)], forKey: key(i), in: b)
+                switch i % 5 {
+                case 1: throw TestError(id: i)
+                case 3: try txn.put([1], forKey: [], in: a)  // an LMDB error
+                case 4:
+                    // Sees the writes of the earlier requests of the group that
+                    // succeeded, and none of those that failed.
+                    let visible = try [1, 2, 3, 4].map { try txn.value(forKey: key(i - $0), in: a) != nil }
+                    if visible != [false, true, false, true] { throw TestError(id: -i) }
+                default: break
+                }
             }
-            gate.open()
-            done.wait()
-            let results = outcomes.withLock { $0 }
             for i in 0..<jobs {
                 switch i % 5 {
                 case 1: #expect(throws: TestError(id: i)) { try results[i]!.get() }
