@@ -41,12 +41,12 @@ enum TextTokens {
         addFolded(text, to: &result)
     }
 
-    /// ``add(_:to:seen:)`` for ASCII text, on its bytes; `false`, adding nothing, when `text`
+    /// ``add(_:to:)`` for ASCII text, on its bytes; `false`, adding nothing, when `text`
     /// is not ASCII.
     ///
     /// Folding ASCII only lowers `A`–`Z` (it has no diacritics, and it is already composed),
     /// its letters and digits are `A`–`Z`, `a`–`z` and `0`–`9`, and no two ASCII characters form
-    /// one letter or digit, so this gives what ``addFolded(_:to:seen:)`` gives without
+    /// one letter or digit, so this gives what ``addFolded(_:to:)`` gives without
     /// Foundation's folding (most of a development-mode save's index work, where every string
     /// field is searchable). `TextTokensTests` holds the two to the same tokens.
     static func addASCII(_ text: String, to result: inout TokenList) -> Bool {
@@ -75,7 +75,7 @@ enum TextTokens {
         }
     }
 
-    /// ``add(_:to:seen:)`` for any text: Foundation's case and diacritic folding, then letters
+    /// ``add(_:to:)`` for any text: Foundation's case and diacritic folding, then letters
     /// and digits as `Character` sees them.
     static func addFolded(_ text: String, to result: inout TokenList) {
         // Composed (NFC) after folding, so that canonically equivalent spellings have the same
