@@ -15,8 +15,9 @@ import Synchronization
 /// another. So cached field types are keyed by the catalog's version (`meta/schemaVersion`,
 /// which every such change increments): a reader uses them only when the version its own
 /// transaction reads is theirs, and what it learns is tagged with that version (a newer
-/// version replaces them all). Write transactions do not use cached field types at all (they
-/// read them from the store, once per transaction).
+/// version replaces them all). A write transaction uses them only while it saves records
+/// (``NameResolver/useCommittedFieldTypes()``), and hands the types it read from the store to
+/// the cache once it commits.
 final class NameCache: Sendable {
     struct Snapshot: Sendable {
         var names: [String?] = []
@@ -33,6 +34,9 @@ final class NameCache: Sendable {
 
     private let storage = Mutex(Snapshot())
 
+    /// How many times a field type was read from the store rather than the cache (for tests).
+    let fieldTypeReads = Atomic<Int>(0)
+
     var snapshot: Snapshot { storage.withLock { $0 } }
 
     /// Adds the names a write transaction interned or read, once it committed.
@@ -47,7 +51,8 @@ final class NameCache: Sendable {
         storage.withLock { Self.insert(name, id, into: &$0) }
     }
 
-    /// Keeps a field type a reader read at catalog version `version`.
+    /// Keeps a field type read at catalog version `version` from a committed snapshot (a
+    /// reader's, or a writer's once it committed).
     fileprivate func learn(_ key: FieldTypeKey, _ type: FieldType, version: Int64) {
         storage.withLock { s in
             if s.fieldTypesVersion < version {
@@ -88,6 +93,9 @@ struct NameResolver<Store: KeyValueStore> {
     private var localIDs: [String: Int64] = [:]
     private var localNames: [Int64: String] = [:]
     private var localFieldTypes: [NameCache.FieldTypeKey: FieldType] = [:]
+    /// Whether this write transaction reads field types from the cache too
+    /// (``useCommittedFieldTypes()``).
+    private var usesCommittedFieldTypes = false
     /// The names a write transaction read from the store (not the cache).
     private(set) var learned: [(String, Int64)] = []
     /// What other caches learned from a write transaction, to take once it commits (see
@@ -145,6 +153,25 @@ struct NameResolver<Store: KeyValueStore> {
         return version
     }
 
+    /// Lets this write transaction take field types from the cache when it holds them for the
+    /// catalog version the transaction sees, read again now; until
+    /// ``stopUsingCommittedFieldTypes()``.
+    ///
+    /// Only for work that changes no field declaration but by ``NameWriter/define(recordType:field:as:)``
+    /// (saving records): a committed catalog version is never written again with other field
+    /// types (a schema change takes the next version), and a type a save fixes is new, so the
+    /// cache cannot hold another for it. A schema change in the same transaction writes
+    /// declarations before it takes the next version, which is why it must not use them.
+    mutating func useCommittedFieldTypes() {
+        usesCommittedFieldTypes = true
+        knownCatalogVersion = nil
+    }
+
+    /// Ends ``useCommittedFieldTypes()``.
+    mutating func stopUsingCommittedFieldTypes() {
+        usesCommittedFieldTypes = false
+    }
+
     /// Keeps a field type a write transaction read or fixed, for the rest of the transaction.
     mutating func remember(_ key: NameCache.FieldTypeKey, _ type: FieldType) {
         localFieldTypes[key] = type
@@ -169,14 +196,16 @@ struct NameResolver<Store: KeyValueStore> {
     /// The fixed type of field `field` of record type `type`, or `nil` when unset.
     mutating func fieldType(type: Int64, field: Int64) throws -> FieldType? {
         let key = NameCache.FieldTypeKey(type: type, field: field)
-        // A reader uses cached types of the catalog version it sees; a writer reads them from
-        // the store (see `NameCache`).
-        if transaction.isReadOnly, !snapshot.fieldTypes.isEmpty, snapshot.fieldTypesVersion == (try catalogVersion()),
+        // A reader, or a writer saving records, uses cached types of the catalog version it
+        // sees; other writers read them from the store (see `NameCache`).
+        if !localFieldTypes.isEmpty, let t = localFieldTypes[key] { return t }
+        let shared = transaction.isReadOnly || usesCommittedFieldTypes
+        if shared, !snapshot.fieldTypes.isEmpty, snapshot.fieldTypesVersion == (try catalogVersion()),
             let t = snapshot.fieldTypes[key]
         {
             return t
         }
-        if !localFieldTypes.isEmpty, let t = localFieldTypes[key] { return t }
+        cache.fieldTypeReads.add(1, ordering: .relaxed)
         guard let bytes = try transaction.value(forKey: Layout.fieldTypeKey(type: type, field: field), in: schema) else {
             return nil
         }
@@ -189,6 +218,10 @@ struct NameResolver<Store: KeyValueStore> {
             snapshot = cache.snapshot
         } else {
             remember(key, t)
+            if usesCommittedFieldTypes {
+                let (cache, version) = (cache, try catalogVersion())
+                publishAfterCommit { cache.learn(key, t, version: version) }
+            }
         }
         return t
     }

@@ -248,6 +248,9 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
 
     /// Applies a prepared request inside a write transaction.
     func run(_ request: ModifyRequest, txn: Store.WriteTransaction, names: inout NameWriter<Store>) throws -> ModifyOutcome {
+        // A save changes no field declaration but the types it fixes (`NameWriter.define`).
+        names.resolver.useCommittedFieldTypes()
+        defer { names.resolver.stopUsingCommittedFieldTypes() }
         var run = ModifyRun(
             writer: self, txn: txn, names: names, context: request.context, user: request.user, policy: request.policy,
             now: request.now, sequence: try nextCounter(Layout.metaSequence, in: txn),
