@@ -40,7 +40,7 @@ extension ModifyRun {
             }
             let oldUsage = try p.existing.map { try StorageUsage.measure($0) } ?? 0
             let newUsage = try StorageUsage.measure(saved: bytes, p.existing, p.changes, p.values)
-            usageDeltas[usageOwner, default: 0] += newUsage - oldUsage
+            usageDeltas.add(newUsage - oldUsage, to: usageOwner)
             // A new row id is above every other, so the record appends to the table's last
             // page, which a B-tree store then fills instead of splitting it in half.
             try txn.put(count: bytes.count, forKey: bigEndianKey(row), in: writer.records.table, append: p.existing == nil) {
@@ -108,7 +108,7 @@ extension ModifyRun {
             deletedNames.insert(record.recordName)
             if notices != nil { try notifyDelete(record) }
             let usage = try txn.withValue(forKey: bigEndianKey(row), in: writer.records.table) { try StorageUsage.measure(encoded: $0) }
-            usageDeltas[usageOwner, default: 0] -= usage ?? 0
+            usageDeltas.add(-(usage ?? 0), to: usageOwner)
             try txn.delete(bigEndianKey(row), in: writer.records.table)
             try txn.delete(Layout.nameKey(zone: zone, recordName: record.recordName), in: writer.records.names)
             try updateIndexEntries(old: record, new: nil, row: row, zone: zone)

@@ -60,7 +60,7 @@ struct ModifyRun<Store: KeyValueStore> {
     var zoneNameBeingApplied = ""
     /// The bytes the request adds to (or removes from) each owner's storage
     /// (`Engine/Usage/StorageUsage.swift`), written and checked against the quota at the end.
-    var usageDeltas: [UsageOwner: Int64] = [:]
+    var usageDeltas = UsageDeltas()
     /// The change tag each delete that checks one expects, by its index among the deletes
     /// (``WebServices/RecordOperation/delete(_:recordChangeTag:)``); the others have none.
     var deleteTags: [Int: String] = [:]

@@ -20,7 +20,7 @@ extension ModifyRun {
     /// quota is a whole-request error), and its transaction is abandoned: nothing is written.
     /// A request that frees bytes always goes through, even over the quota.
     mutating func commitUsage() throws {
-        for (owner, delta) in usageDeltas.sorted(by: { $0.key.owner < $1.key.owner }) where delta != 0 {
+        for (owner, delta) in usageDeltas.byOwner where delta != 0 {
             let meta = writer.core.meta
             if delta > 0, let quota = context.quota(for: owner) {
                 let current = try StorageUsage.current(owner, meta: meta, in: txn)
@@ -35,7 +35,7 @@ extension ModifyRun {
             }
             try StorageUsage.add(delta, to: owner, meta: meta, txn: txn)
         }
-        usageDeltas = [:]
+        usageDeltas.removeAll()
     }
 }
 
