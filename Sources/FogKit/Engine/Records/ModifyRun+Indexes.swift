@@ -64,9 +64,9 @@ extension ModifyRun {
 
     /// The index definitions of a record type, read once per request (no request changes them).
     mutating func definitions(of recordType: String) throws -> TypeIndexes {
-        if let known = indexDefinitions[recordType] { return known }
+        if let known = indexDefinitions.first(where: { $0.recordType == recordType }) { return known.indexes }
         let indexes = try writer.indexes.definitions(of: recordType, txn: txn.readView, names: &names.resolver)
-        indexDefinitions[recordType] = indexes
+        indexDefinitions.append((recordType, indexes))
         return indexes
     }
 }

@@ -10,7 +10,7 @@ extension ModifyRun {
             try names.resolver.id(recordType).map { try writer.catalog.recordTypeExists($0, txn: txn.readView) } ?? false
         }
         guard known else { throw FogError(.unknownItem, message: "Did not find record type: \(recordType)") }
-        knownTypes.insert(recordType)
+        knownTypes.append(recordType)
     }
 
     /// The catalog's declaration of a field, or `nil` when it has none.
@@ -26,7 +26,7 @@ extension ModifyRun {
     mutating func createJustInTime(_ recordType: String, newFields: [(String, FieldType)]) throws {
         if !knownTypes.contains(recordType) {
             if try writer.catalog.addRecordTypeIfMissing(recordType, txn: txn, names: &names) { freshTypes.insert(recordType) }
-            knownTypes.insert(recordType)
+            knownTypes.append(recordType)
         }
         guard !newFields.isEmpty else { return }
         let typeID = try names.intern(recordType)
@@ -49,7 +49,7 @@ extension ModifyRun {
             changes[key] = options
         }
         guard !changes.isEmpty else { return }
-        indexDefinitions[recordType] = nil
+        indexDefinitions.removeAll { $0.recordType == recordType }
         indexedFields[recordType] = nil
         if freshTypes.contains(recordType), !appliedTypes.contains(recordType) {
             for (key, options) in changes {

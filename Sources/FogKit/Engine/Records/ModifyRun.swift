@@ -8,8 +8,9 @@ struct ModifyRun<Store: KeyValueStore> {
     let writer: RecordWriter<Store>
     let txn: Store.WriteTransaction
     var names: NameWriter<Store>
-    /// The index definitions of the record types this request wrote, read once.
-    var indexDefinitions: [String: TypeIndexes] = [:]
+    /// The index definitions of the record types this request wrote, read once. (A request
+    /// writes few types, mostly one: an array searched in order costs less than a dictionary.)
+    var indexDefinitions: [(recordType: String, indexes: TypeIndexes)] = []
     let context: DatabaseContext
     let user: String
     let policy: SavePolicy
@@ -29,8 +30,8 @@ struct ModifyRun<Store: KeyValueStore> {
     var resultArena = FieldArenaWriter(expectedRecords: 1)
     /// The index fields of the record types this request updated, resolved once.
     var indexedFields: [String: [IndexedField]] = [:]
-    /// The record types this request found in the catalog, or added to it.
-    var knownTypes: Set<String> = []
+    /// The record types this request found in the catalog, or added to it (few: an array).
+    var knownTypes: [String] = []
     /// The record types this request added to the catalog (development).
     var freshTypes: Set<String> = []
     /// The record types this request saved a record of.
@@ -118,13 +119,24 @@ struct ModifyRun<Store: KeyValueStore> {
         for (i, c) in clients.enumerated() { items.append(Item(kind: .save(c), index: i, preError: saveErrors[i])) }
         for (i, id) in deletes.enumerated() { items.append(Item(kind: .delete(id), index: i, preError: deleteErrors[i])) }
 
-        // Group by zone, keeping the request order inside each zone.
-        var order: [RecordZone.ID] = []
-        var groups: [RecordZone.ID: [Item]] = [:]
+        // Group by zone, in the order the zones first appear, keeping the request order inside
+        // each zone. Most requests write one zone: the index of the groups by zone is built
+        // only once a second zone appears.
+        var groups: [(zone: RecordZone.ID, items: [Item])] = []
+        var groupIndex: [RecordZone.ID: Int] = [:]
         for item in items {
             let zone = normalized(item.id.zoneID)
-            if groups[zone] == nil { order.append(zone) }
-            groups[zone, default: []].append(item)
+            if let last = groups.indices.last, groups[last].zone == zone {
+                groups[last].items.append(item)
+                continue
+            }
+            if groupIndex.isEmpty, let first = groups.first { groupIndex[first.zone] = 0 }
+            if let i = groupIndex[zone] {
+                groups[i].items.append(item)
+            } else {
+                if !groups.isEmpty { groupIndex[zone] = groups.count }
+                groups.append((zone, [item]))
+            }
         }
 
         var saveResults = [Result<Record, FogError>?](repeating: nil, count: clients.count)
@@ -136,8 +148,7 @@ struct ModifyRun<Store: KeyValueStore> {
             }
         }
 
-        for zoneID in order {
-            let requested = groups[zoneID]!
+        for (zoneID, requested) in groups {
             zoneNameBeingApplied = zoneID.zoneName
             let zone: ZoneInfo
             do {
