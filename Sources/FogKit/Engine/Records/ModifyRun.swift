@@ -130,11 +130,16 @@ struct ModifyRun<Store: KeyValueStore> {
                 groups[last].items.append(item)
                 continue
             }
-            if groupIndex.isEmpty, let first = groups.first { groupIndex[first.zone] = 0 }
+            if groups.isEmpty {
+                groups.append((zone, [item]))
+                continue
+            }
+            // A second zone: from here on groups are found by zone.
+            if groupIndex.isEmpty { groupIndex[groups[0].zone] = 0 }
             if let i = groupIndex[zone] {
                 groups[i].items.append(item)
             } else {
-                if !groups.isEmpty { groupIndex[zone] = groups.count }
+                groupIndex[zone] = groups.count
                 groups.append((zone, [item]))
             }
         }
