@@ -3,7 +3,12 @@ import Synchronization
 
 /// A snapshot of a client's ``Record`` taken when a save begins, so the save
 /// works on values that no other task can change meanwhile.
-struct ClientRecord: Sendable {
+///
+/// A class: a request's items, plans and results copy it several times, and a struct's copy
+/// would retain each of its fields every time. Its variables change only while
+/// ``RecordWriter/prepareModify`` prepares the request, before the request reaches the
+/// writer; from then on it is read only, which makes it safe to share.
+final class ClientRecord: @unchecked Sendable {
     let record: Record
     let recordType: String
     let recordID: Record.ID
@@ -25,13 +30,14 @@ struct ClientRecord: Sendable {
         self.record = record
         recordType = record.recordType
         recordID = record.recordID
-        values = state.values
+        var values = state.values
         var changedKeys = state.changedKeys
         if let share = record as? Share {
             // A share's state travels in its reserved fields (`Share+Storage.swift`), always written.
             for (key, value) in share.storedValues() { values[key] = value }
             changedKeys += Share.internalKeys.sorted().filter { !changedKeys.contains($0) }
         }
+        self.values = values
         self.changedKeys = changedKeys
         originalValues = state.originalValues
         parent = state.parent

@@ -7,7 +7,10 @@ import Foundation
 /// references (for `deleteSelf` counts) — and the new encoding copies the bytes of the fields
 /// it keeps (``RecordCodec/encode(_:keeping:changes:intern:)``), so that a save of one key
 /// does not decode and encode the whole record.
-struct EncodedRecord {
+///
+/// A class: a save's plan and checks pass it around, and a struct's copy would retain each
+/// of its fields (the header's strings, the table's names, the bytes) every time.
+final class EncodedRecord {
     /// One entry of the field table.
     struct Field {
         let name: String
@@ -31,7 +34,7 @@ struct EncodedRecord {
 
     /// Parses the record in `buffer` (its header, field table and every payload are checked,
     /// as a full decode would) and copies it.
-    init<Store>(row: Int64, _ buffer: UnsafeRawBufferPointer, names: inout NameResolver<Store>) throws {
+    convenience init<Store>(row: Int64, _ buffer: UnsafeRawBufferPointer, names: inout NameResolver<Store>) throws {
         try self.init(row: row, buffer) { try names.name($0) }
     }
 
@@ -40,13 +43,14 @@ struct EncodedRecord {
         let view = try RecordView(buffer, checking: .all)
         self.row = row
         (typeID, creatorID, modifierID) = (view.type, view.creator, view.modifier)
-        header = StoredRecord(
+        let header = StoredRecord(
             recordType: try name(view.type), recordName: view.recordName, zone: view.zone, values: [:],
             parent: view.parentRange.map(view.string), share: view.shareRange.map(view.string),
             creationDate: Date(timeIntervalSinceReferenceDate: view.creationDate),
             modificationDate: Date(timeIntervalSinceReferenceDate: view.modificationDate), creator: try name(view.creator),
             modifier: try name(view.modifier),
             changeSequence: view.changeSequence)
+        self.header = header
         var fields: [Field] = []
         fields.reserveCapacity(view.count)
         var offset = view.payloadStart

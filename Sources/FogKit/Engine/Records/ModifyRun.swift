@@ -85,7 +85,9 @@ struct ModifyRun<Store: KeyValueStore> {
     }
 
     /// A save whose checks passed, ready to apply.
-    struct SavePlan {
+    /// A class: a plan is copied as a request's plans are gathered, checked and applied, and
+    /// a struct's copy would retain each of its fields (and the client record's) every time.
+    final class SavePlan {
         let client: ClientRecord
         /// The stored record an update changes, its fields still encoded.
         let existing: EncodedRecord?
@@ -99,6 +101,20 @@ struct ModifyRun<Store: KeyValueStore> {
         /// The `deleteSelf` targets before and after the save.
         let oldTargets: Set<String>
         let newTargets: Set<String>
+
+        init(
+            client: ClientRecord, existing: EncodedRecord?, values: [String: FieldValue], changes: FieldChanges, parent: String?,
+            newFieldTypes: [(String, FieldType)], oldTargets: Set<String>, newTargets: Set<String>
+        ) {
+            self.client = client
+            self.existing = existing
+            self.values = values
+            self.changes = changes
+            self.parent = parent
+            self.newFieldTypes = newFieldTypes
+            self.oldTargets = oldTargets
+            self.newTargets = newTargets
+        }
     }
 
     enum Plan {
@@ -217,20 +233,28 @@ struct ModifyRun<Store: KeyValueStore> {
                 continue
             }
             if allOrNothing {
-                var plans: [(Item, Result<Plan, FogError>)] = []
+                // The plans of the group's items, in order, while none fails; the errors of
+                // those that fail, by position. (Not an array of `Result`s: the standard
+                // library's generic `Result` copies and destroys each plan through its
+                // metadata at run time.)
+                var plans: [Plan] = []
+                plans.reserveCapacity(group.count)
+                var failures: [Int: FogError] = [:]
                 var pending = PendingPlans()
-                for item in group {
-                    plans.append(
-                        (item, Result { () throws(FogError) in try plan(item, zone: zone, savedNames: savedNames, pending: &pending) }))
-                }
-                if plans.contains(where: { if case .failure = $0.1 { true } else { false } }) {
-                    for (item, result) in plans {
-                        if case .failure(let e) = result { record(item, e) } else { record(item, batchFailed(item)) }
+                for (position, item) in group.enumerated() {
+                    do throws(FogError) {
+                        let p = try plan(item, zone: zone, savedNames: savedNames, pending: &pending)
+                        if failures.isEmpty { plans.append(p) }
+                    } catch {
+                        failures[position] = error
                     }
+                }
+                if !failures.isEmpty {
+                    for (position, item) in group.enumerated() { record(item, failures[position] ?? batchFailed(item)) }
                     continue
                 }
-                for (item, result) in plans {
-                    let saved = try apply(try result.get(), zone: zone, zoneID: item.id.zoneID)
+                for (item, p) in zip(group, plans) {
+                    let saved = try apply(p, zone: zone, zoneID: item.id.zoneID)
                     if sharing, let saved { resultsInZone[saved.recordID.recordName] = saved }
                     record(item, nil, saved: saved)
                     applied += 1

@@ -164,7 +164,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         guard itemCount <= limits.maximumItems else {
             throw FogError(.limitExceeded, message: "\(itemCount) items in one request; the limit is \(limits.maximumItems)")
         }
-        var clients = recordsToSave.map(ClientRecord.init)
+        let clients = recordsToSave.map(ClientRecord.init)
         var preErrors: [Int: FogError] = [:]
         // An ID may appear once per request: every occurrence of a repeated ID fails.
         var occurrences: [Record.ID: Int] = [:]
@@ -180,7 +180,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             do throws(FogError) {
                 if let error = repeated(client.recordID) { throw error }
                 try validate(client)
-                try sealEncryptedFields(&clients[i], scope: context.scope)
+                try sealEncryptedFields(clients[i], scope: context.scope)
                 let size = RecordCodec.countedSize(of: clients[i].values)
                 totalBytes += size
                 guard size <= Validation.maximumRecordSize else {
@@ -225,7 +225,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let lock = holdsAssets ? AssetLock.shared(in: assetDirectory) : nil
         var copies: [String] = []
         for i in clients.indices where preErrors[i] == nil {
-            do { try storeAssets(&clients[i], limit: limits.maximumAssetSize, copies: &copies) } catch { preErrors[i] = error }
+            do { try storeAssets(clients[i], limit: limits.maximumAssetSize, copies: &copies) } catch { preErrors[i] = error }
         }
         if let injection, let error = injection.itemError {
             for (i, client) in clients.enumerated() where preErrors[i] == nil {
@@ -303,7 +303,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
     /// their sealed form (``FieldCipher/seal(_:field:)``), noting each one's type in
     /// ``ClientRecord/encryptedTypes``: not in the public database, not on a share, no assets
     /// or references, and no key set both as a plain and as an encrypted field.
-    private func sealEncryptedFields(_ client: inout ClientRecord, scope: Database.Scope) throws(FogError) {
+    private func sealEncryptedFields(_ client: ClientRecord, scope: Database.Scope) throws(FogError) {
         guard client.values.keys.contains(where: Record.isEncryptedKey) else { return }
         let name = client.recordID.recordName
         var sealed: [String: FieldValue] = [:]
@@ -380,7 +380,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
     /// adding their names to `copies`. A stored asset whose file is not in this store (an
     /// asset of another container, or one collected since it was fetched) is copied again
     /// from its file URL.
-    private func storeAssets(_ client: inout ClientRecord, limit: Int, copies: inout [String]) throws(FogError) {
+    private func storeAssets(_ client: ClientRecord, limit: Int, copies: inout [String]) throws(FogError) {
         for (key, value) in client.values {
             switch value {
             case .asset(let a) where needsCopy(a):
