@@ -99,17 +99,21 @@ extension ModifyRun {
                     changes.set(field.name, nil)
                 }
             }
-            for case (let key, let value?) in changes.entries { values[key] = value }
         } else {
             values = client.values
         }
         if client.recordType == Record.SystemType.share {
             // The share's state as the store keeps it (`ModifyRun+Shares.swift`).
             for (key, value) in try planShare(client, existing: existing, zone: zone) {
-                if existing != nil { changes.set(key, value) }
-                values[key] = value
+                if existing != nil { changes.set(key, value) } else { values[key] = value }
             }
         }
+        // The values written, by key: a new record's, or the ones an update sets (an update
+        // builds no dictionary of them).
+        let written: [(key: String, value: FieldValue)] =
+            existing == nil
+            ? values.sorted { $0.key < $1.key }
+            : changes.entries.compactMap { key, value in value.map { (key, $0) } }.sorted { $0.key < $1.key }
 
         // Each field's type is fixed by its first write (the fields an update keeps were
         // checked when they were written, and a fixed type never changes). In production the
@@ -126,13 +130,14 @@ extension ModifyRun {
                 grants: try publicGrants(client.recordType, saving: true))
         }
         var newTypes: [(String, FieldType)] = []
-        for key in values.keys.sorted() {
+        for (key, value) in written {
             // An encrypted field is typed by the value it seals (its stored value is bytes).
             let encrypted = Record.isEncryptedKey(key)
             let shown = encrypted ? Record.plainKey(ofEncrypted: key) : key
-            let type = encrypted ? (client.encryptedTypes[key] ?? values[key]!.fieldType) : values[key]!.fieldType
-            let pendingKey = PendingPlans.FieldKey(recordType: client.recordType, field: key)
-            var fixed = pending.fieldTypes[pendingKey]
+            let type = encrypted ? (client.encryptedTypes[key] ?? value.fieldType) : value.fieldType
+            // The types the group's earlier plans fixed (mostly none: no key to hash).
+            var fixed =
+                pending.fieldTypes.isEmpty ? nil : pending.fieldTypes[PendingPlans.FieldKey(recordType: client.recordType, field: key)]
             if fixed == nil { fixed = try fogTry { try names.fieldType(recordType: client.recordType, field: key) } }
             if let fixed {
                 guard fixed == type else {
@@ -177,7 +182,7 @@ extension ModifyRun {
             }
         }
 
-        let size = RecordCodec.countedSize(of: values) + (existing?.countedSize(keptBeside: changes) ?? 0)
+        let size = RecordCodec.countedSize(of: written) + (existing?.countedSize(keptBeside: changes) ?? 0)
         guard size <= Validation.maximumRecordSize else {
             throw FogError(
                 .limitExceeded,
@@ -203,8 +208,16 @@ extension ModifyRun {
         if let existing {
             var references = try fogTry { try existing.referenceValues() }
             oldTargets = deleteSelfTargets(references)
-            for (key, value) in changes.entries { references[key] = value }
-            newTargets = deleteSelfTargets(references)
+            // Only a change to a reference field, or one that writes a reference, can change them.
+            let touchesReferences = changes.entries.contains { key, value in
+                references[key] != nil || value.map { $0.fieldType == .reference || $0.fieldType == .referenceList } ?? false
+            }
+            if touchesReferences {
+                for (key, value) in changes.entries { references[key] = value }
+                newTargets = deleteSelfTargets(references)
+            } else {
+                newTargets = oldTargets
+            }
         } else {
             oldTargets = []
             newTargets = deleteSelfTargets(values)

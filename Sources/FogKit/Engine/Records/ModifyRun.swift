@@ -91,7 +91,7 @@ struct ModifyRun<Store: KeyValueStore> {
         let client: ClientRecord
         /// The stored record an update changes, its fields still encoded.
         let existing: EncodedRecord?
-        /// A new record's values.
+        /// A new record's values (empty for an update, which writes `changes`).
         let values: [String: FieldValue]
         /// An update's written keys and their new values (`nil`: removed); the record's other
         /// fields stay as they are.
