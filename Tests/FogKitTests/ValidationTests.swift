@@ -20,6 +20,8 @@ import Testing
         "café",
         "note😀",
         "_reserved",
+        "tab\there",
+        "del\u{7F}",
     ]
 
     @Test(arguments: badRecordNames)
@@ -85,6 +87,9 @@ import Testing
         "recordChangeTag",
         "parent",
         "share",
+        "allTokens",
+        "self",
+        "recordName",
     ]
 
     @Test(arguments: badFieldKeys)

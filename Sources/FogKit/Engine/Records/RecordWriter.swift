@@ -168,6 +168,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         var preErrors: [Int: FogError] = [:]
         // An ID may appear once per request: every occurrence of a repeated ID fails.
         var occurrences: [Record.ID: Int] = [:]
+        occurrences.reserveCapacity(itemCount)
         for client in clients { occurrences[client.recordID, default: 0] += 1 }
         for id in recordIDsToDelete { occurrences[id, default: 0] += 1 }
         func repeated(_ id: Record.ID) -> FogError? {

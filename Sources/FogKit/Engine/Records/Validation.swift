@@ -36,7 +36,7 @@ enum Validation {
             throw FogError(
                 .invalidArguments, message: "record name is \(name.utf8.count) characters long; the limit is \(maximumNameLength)")
         }
-        guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+        guard isPrintableASCII(name) else {
             throw FogError(.invalidArguments, message: "record name \(quoted(name)) has characters outside printable ASCII")
         }
     }
@@ -48,7 +48,7 @@ enum Validation {
         guard name.utf8.count <= maximumNameLength else {
             throw FogError(.invalidArguments, message: "zone name is \(name.utf8.count) characters long; the limit is \(maximumNameLength)")
         }
-        guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+        guard isPrintableASCII(name) else {
             throw FogError(.invalidArguments, message: "zone name \(quoted(name)) has characters outside printable ASCII")
         }
         guard !name.hasPrefix("_") else {
@@ -76,17 +76,39 @@ enum Validation {
                 : "it must start with a letter and contain only letters, digits and '_' (at most 255)"
             throw FogError(.invalidArguments, message: "field key \(quoted(key)) is invalid: \(reason)")
         }
-        guard !reservedFieldKeys.contains(key) else {
+        guard !isReservedFieldKey(key) else {
             throw FogError(.invalidArguments, message: "field key \(quoted(key)) is reserved: it names a system field")
         }
     }
 
     static func isIdentifier(_ s: String) -> Bool {
-        let utf8 = s.utf8
-        guard let first = utf8.first, utf8.count <= maximumNameLength else { return false }
         func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) }
-        guard isLetter(first) else { return false }
-        return utf8.allSatisfy { isLetter($0) || ($0 >= 48 && $0 <= 57) || $0 == 95 }
+        return withUTF8(of: s) { utf8 in
+            guard let first = utf8.first, utf8.count <= maximumNameLength, isLetter(first) else { return false }
+            return utf8.allSatisfy { isLetter($0) || ($0 >= 48 && $0 <= 57) || $0 == 95 }
+        }
+    }
+
+    /// Whether every byte of `s` is printable ASCII (space to `~`).
+    static func isPrintableASCII(_ s: String) -> Bool {
+        withUTF8(of: s) { utf8 in utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }
+    }
+
+    /// Whether `key` is one of ``reservedFieldKeys``: most keys differ from all of them in
+    /// length, and are told apart without hashing.
+    static func isReservedFieldKey(_ key: String) -> Bool {
+        let length = key.utf8.count
+        return length < 64 && reservedKeyLengths & (1 << UInt64(length)) != 0 && reservedFieldKeys.contains(key)
+    }
+
+    /// Bit n is set when a reserved key is n bytes long (all are shorter than 64).
+    private static let reservedKeyLengths: UInt64 = reservedFieldKeys.reduce(0) { $0 | 1 << UInt64($1.utf8.count) }
+
+    /// `body` over the UTF-8 bytes of `s` in contiguous memory (a byte loop, not the
+    /// string's generic view), copying them only for a bridged string.
+    private static func withUTF8<R>(of s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = s.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(s.utf8).withUnsafeBufferPointer(body)
     }
 
     /// A value: numbers, dates and locations finite, locations in range; references in the
