@@ -68,9 +68,8 @@ struct ModifyRun<Store: KeyValueStore> {
 
     struct Item {
         enum Kind {
-            /// Boxed: an item is copied several times while a request is grouped, ordered and
-            /// planned, and a client record's copy would retain each of its fields every time.
-            indirect case save(ClientRecord)
+            /// A ``ClientRecord`` is a class: an item's copies share it.
+            case save(ClientRecord)
             case delete(Record.ID)
         }
         let kind: Kind

@@ -98,11 +98,15 @@ enum Validation {
     /// length, and are told apart without hashing.
     static func isReservedFieldKey(_ key: String) -> Bool {
         let length = key.utf8.count
-        return length < 64 && reservedKeyLengths & (1 << UInt64(length)) != 0 && reservedFieldKeys.contains(key)
+        let possible = length >= 64 || reservedKeyLengths & (1 << UInt64(length)) != 0
+        return possible && reservedFieldKeys.contains(key)
     }
 
-    /// Bit n is set when a reserved key is n bytes long (all are shorter than 64).
-    private static let reservedKeyLengths: UInt64 = reservedFieldKeys.reduce(0) { $0 | 1 << UInt64($1.utf8.count) }
+    /// Bit n is set when a reserved key is n bytes long, for n below 64 (a key of 64 bytes or
+    /// more is always looked up).
+    private static let reservedKeyLengths: UInt64 = reservedFieldKeys.reduce(0) { mask, key in
+        key.utf8.count < 64 ? mask | 1 << UInt64(key.utf8.count) : mask
+    }
 
     /// `body` over the UTF-8 bytes of `s` in contiguous memory (a byte loop, not the
     /// string's generic view), copying them only for a bridged string.
