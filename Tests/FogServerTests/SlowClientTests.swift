@@ -44,8 +44,9 @@ import Glibc
         #expect(reply.status == 200)
         // The stalled connection is closed (read gives 0) well before the 60 s read timeout.
         // (The bound is loose: in a full parallel test run on two cores the connection has
-        // stayed open for more than 10 s, why is not known.) The blocking reads run on a thread of their own: on the
-        // concurrency pool they would hold one of its threads from the server they wait for.
+        // stayed open for more than 10 s, why is not known.) The blocking reads run on a
+        // thread of their own: on the concurrency pool they would hold one of its threads
+        // from the server they wait for.
         let waited = await Self.secondsUntilClosed(fd)
         #expect(waited < 30)
     }

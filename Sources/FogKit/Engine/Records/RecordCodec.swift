@@ -102,11 +102,7 @@ enum RecordCodec {
 
     /// The size `values` count toward the record size limit: field names and
     /// payloads, assets excluded. Computed from the values, without encoding them.
-    static func countedSize(of values: [String: FieldValue]) -> Int {
-        countedSize(of: values.lazy.map { (key: $0.key, value: $0.value) })
-    }
-
-    /// ``countedSize(of:)-([String:FieldValue])`` of the pairs `values` (one per key).
+    /// `values` is a dictionary's pairs or any other sequence of them, one per key.
     static func countedSize(of values: some Sequence<(key: String, value: FieldValue)>) -> Int {
         var total = 0
         for (key, value) in values where value.fieldType != .asset && value.fieldType != .assetList {

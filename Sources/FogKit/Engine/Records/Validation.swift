@@ -109,10 +109,10 @@ enum Validation {
     }
 
     /// `body` over the UTF-8 bytes of `s` in contiguous memory (a byte loop, not the
-    /// string's generic view), copying them only for a bridged string.
+    /// string's generic view).
     private static func withUTF8<R>(of s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if let result = s.utf8.withContiguousStorageIfAvailable(body) { return result }
-        return Array(s.utf8).withUnsafeBufferPointer(body)
+        var s = s
+        return s.withUTF8(body)
     }
 
     /// A value: numbers, dates and locations finite, locations in range; references in the
