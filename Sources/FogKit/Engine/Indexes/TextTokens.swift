@@ -53,26 +53,37 @@ enum TextTokens {
         var text = text
         return text.withUTF8 { bytes in
             guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            // Each word becomes its lowered string directly (a word of up to 15 bytes is a
+            // small string, held inline): no buffer of bytes in between.
             var start = 0
-            var token: [UInt8] = []
-            func flush(_ end: Int) {
-                if end > start {
-                    token.removeAll(keepingCapacity: true)
-                    for byte in bytes[start..<end] { token.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
-                    keep(String(decoding: token, as: UTF8.self), in: &result)
+            var i = 0
+            while i <= bytes.count {
+                if i < bytes.count, isLetterOrDigit(bytes[i]) {
+                    i += 1
+                    continue
                 }
-            }
-            for (i, byte) in bytes.enumerated() {
-                switch byte {
-                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: continue
-                default:
-                    flush(i)
-                    start = i + 1
+                if i > start {
+                    let word = UnsafeBufferPointer(rebasing: bytes[start..<i])
+                    let token = String(unsafeUninitializedCapacity: word.count) { out in
+                        for k in 0..<word.count {
+                            let byte = word[k]
+                            out[k] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                        }
+                        return word.count
+                    }
+                    keep(token, in: &result)
                 }
+                i += 1
+                start = i
             }
-            flush(bytes.count)
             return true
         }
+    }
+
+    /// Whether the ASCII byte `byte` is a letter or a digit (`0`–`9`, `A`–`Z`, `a`–`z`).
+    @inline(__always)
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        byte &- 0x30 < 10 || (byte | 0x20) &- 0x61 < 26
     }
 
     /// ``add(_:to:)`` for any text: Foundation's case and diacritic folding, then letters
