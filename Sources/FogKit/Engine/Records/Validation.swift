@@ -95,18 +95,22 @@ enum Validation {
     }
 
     /// Whether `key` is one of ``reservedFieldKeys``: most keys differ from all of them in
-    /// length, and are told apart without hashing.
+    /// length, and the others are compared with the few of their length (two words of memory
+    /// each for these short ASCII keys) instead of being hashed.
     static func isReservedFieldKey(_ key: String) -> Bool {
         let length = key.utf8.count
-        let possible = length >= 64 || reservedKeyLengths & (1 << UInt64(length)) != 0
-        return possible && reservedFieldKeys.contains(key)
+        guard length < reservedKeysByLength.count else { return reservedFieldKeys.contains(key) }
+        for reserved in reservedKeysByLength[length] where reserved == key { return true }
+        return false
     }
 
-    /// Bit n is set when a reserved key is n bytes long, for n below 64 (a key of 64 bytes or
-    /// more is always looked up).
-    private static let reservedKeyLengths: UInt64 = reservedFieldKeys.reduce(0) { mask, key in
-        key.utf8.count < 64 ? mask | 1 << UInt64(key.utf8.count) : mask
-    }
+    /// ``reservedFieldKeys`` by their length in bytes, for lengths below 64 (a longer key is
+    /// looked up in the set).
+    private static let reservedKeysByLength: [[String]] = {
+        var byLength = [[String]](repeating: [], count: 64)
+        for key in reservedFieldKeys where key.utf8.count < 64 { byLength[key.utf8.count].append(key) }
+        return byLength
+    }()
 
     /// `body` over the UTF-8 bytes of `s` in contiguous memory (a byte loop, not the
     /// string's generic view).
