@@ -98,6 +98,13 @@ struct NameResolver<Store: KeyValueStore> {
     private var usesCommittedFieldTypes = false
     /// The names a write transaction read from the store (not the cache).
     private(set) var learned: [(String, Int64)] = []
+    /// The names ``id(_:)`` found last, with their ids, replaced in turn once full. A request
+    /// looks up the same few names (its record types and fields) again and again, and
+    /// comparing a short name with a few others costs less than hashing it once. A name's id
+    /// never changes once interned, and a name not found is not kept.
+    private var recentIDs: [(name: String, id: Int64)] = []
+    private var nextRecent = 0
+    private static var recentCapacity: Int { 8 }
     /// What other caches learned from a write transaction, to take once it commits (see
     /// ``publishAfterCommit(_:)``).
     private(set) var afterCommit: [@Sendable () -> Void] = []
@@ -178,7 +185,25 @@ struct NameResolver<Store: KeyValueStore> {
     }
 
     /// The id of `name`, or `nil` when it was never interned.
+    ///
+    /// The last few names found are compared first (``recentIDs``); then the cache, the
+    /// transaction's own names and the store.
     mutating func id(_ name: String) throws -> Int64? {
+        let length = name.utf8.count
+        for entry in recentIDs where entry.name.utf8.count == length && entry.name == name { return entry.id }
+        guard let id = try lookUpID(name) else { return nil }
+        if recentIDs.count < Self.recentCapacity {
+            if recentIDs.isEmpty { recentIDs.reserveCapacity(Self.recentCapacity) }
+            recentIDs.append((name, id))
+        } else {
+            recentIDs[nextRecent] = (name, id)
+            nextRecent = (nextRecent + 1) % Self.recentCapacity
+        }
+        return id
+    }
+
+    /// ``id(_:)`` past the recent names.
+    private mutating func lookUpID(_ name: String) throws -> Int64? {
         if let id = snapshot.ids[name] { return id }
         if !localIDs.isEmpty, let id = localIDs[name] { return id }
         guard let bytes = try transaction.value(forKey: Layout.nameToIDKey(name), in: schema) else { return nil }

@@ -265,7 +265,9 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
             try subscriptions.write(notices.pending, removing: notices.removed, now: request.now, retention: notices.retention, txn: txn)
             outcome.notified = !notices.pending.isEmpty
         }
-        names = run.names
+        // Swapped, not assigned: the run's names are what the request leaves, and the caller's
+        // older copy goes with the run (no copy made of either).
+        swap(&names, &run.names)
         return outcome
     }
 
