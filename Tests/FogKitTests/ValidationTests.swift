@@ -299,6 +299,19 @@ import Testing
         await expectNotStored(id, in: db)
     }
 
+    @Test func theSameRecordSavedAndDeletedInOneRequestIsInvalidArgumentsTwice() async throws {
+        let id = Record.ID(recordName: "both")
+        let stored = Record(recordType: "Note", recordID: id)
+        stored["v"] = 1
+        try await db.save(stored)
+        let again = Record(recordType: "Note", recordID: id)
+        again["v"] = 2
+        let result = try await db.modifyRecords(saving: [again], deleting: [id], atomically: false)
+        #expect(result.saveResults[id]?.fogCode == .invalidArguments)
+        #expect(result.deleteResults[id]?.fogCode == .invalidArguments)
+        #expect(try await db.record(for: id)["v"] as? Int == 1)
+    }
+
     // MARK: - References
 
     @Test func aReferenceIntoAnotherZoneIsInvalidArgumentsAndNothingIsStored() async throws {

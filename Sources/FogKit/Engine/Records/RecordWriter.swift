@@ -166,13 +166,16 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         }
         let clients = recordsToSave.map(ClientRecord.init)
         var preErrors: [Int: FogError] = [:]
-        // An ID may appear once per request: every occurrence of a repeated ID fails.
+        // An ID may appear once per request: every occurrence of a repeated ID fails. (A
+        // request of one item has nothing to count: most single saves.)
         var occurrences: [Record.ID: Int] = [:]
-        occurrences.reserveCapacity(itemCount)
-        for client in clients { occurrences[client.recordID, default: 0] += 1 }
-        for id in recordIDsToDelete { occurrences[id, default: 0] += 1 }
+        if itemCount > 1 {
+            occurrences.reserveCapacity(itemCount)
+            for client in clients { occurrences[client.recordID, default: 0] += 1 }
+            for id in recordIDsToDelete { occurrences[id, default: 0] += 1 }
+        }
         func repeated(_ id: Record.ID) -> FogError? {
-            (occurrences[id] ?? 0) > 1
+            itemCount > 1 && (occurrences[id] ?? 0) > 1
                 ? FogError(.invalidArguments, message: "record \(id.recordName) appears more than once in the request")
                 : nil
         }
