@@ -10,22 +10,13 @@ enum TextTokens {
         "will", "with",
     ]
 
-    /// ``stopWords`` by their length in bytes (at most 5): a word is compared with the few of
-    /// its length, which for these short strings is a comparison of two words of memory,
-    /// instead of being hashed.
-    private static let stopWordsByLength: [[String]] = {
-        var byLength = [[String]](repeating: [], count: 6)
-        for word in stopWords { byLength[word.utf8.count].append(word) }
-        return byLength
-    }()
+    /// ``stopWords``, compared with those of a word's length rather than hashed.
+    private static let stopWordsByLength = StringsByLength(stopWords)
 
     /// Whether `word` (folded) is one of CloudKit's stop words.
     @inline(__always)
     static func isStopWord(_ word: String) -> Bool {
-        let length = word.utf8.count
-        guard length < stopWordsByLength.count else { return false }
-        for stopWord in stopWordsByLength[length] where stopWord == word { return true }
-        return false
+        stopWordsByLength.contains(word)
     }
 
     /// The distinct tokens of `text`, in order of first appearance.

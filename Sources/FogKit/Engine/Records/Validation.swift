@@ -94,23 +94,13 @@ enum Validation {
         withUTF8(of: s) { utf8 in utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }
     }
 
-    /// Whether `key` is one of ``reservedFieldKeys``: most keys differ from all of them in
-    /// length, and the others are compared with the few of their length (two words of memory
-    /// each for these short ASCII keys) instead of being hashed.
+    /// Whether `key` is one of ``reservedFieldKeys``, compared with those of its length
+    /// rather than hashed.
     static func isReservedFieldKey(_ key: String) -> Bool {
-        let length = key.utf8.count
-        guard length < reservedKeysByLength.count else { return reservedFieldKeys.contains(key) }
-        for reserved in reservedKeysByLength[length] where reserved == key { return true }
-        return false
+        reservedKeysByLength.contains(key)
     }
 
-    /// ``reservedFieldKeys`` by their length in bytes, for lengths below 64 (a longer key is
-    /// looked up in the set).
-    private static let reservedKeysByLength: [[String]] = {
-        var byLength = [[String]](repeating: [], count: 64)
-        for key in reservedFieldKeys where key.utf8.count < 64 { byLength[key.utf8.count].append(key) }
-        return byLength
-    }()
+    private static let reservedKeysByLength = StringsByLength(reservedFieldKeys)
 
     /// `body` over the UTF-8 bytes of `s` in contiguous memory (a byte loop, not the
     /// string's generic view).
