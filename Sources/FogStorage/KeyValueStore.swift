@@ -261,6 +261,23 @@ public protocol StorageWriteTransaction: StorageReadTransaction {
     /// before the store is handed out (other threads must not use the table meanwhile),
     /// as when migrating a format.
     func replaceWithEmpty(_ table: Table) throws
+
+    /// Holds `work` until the end of the request: it runs in this transaction after the
+    /// request's body returns and before the commit. When requests share a transaction (a
+    /// group commit run directly), it runs once after the last of them, and a later work
+    /// under the same `key`, of this request or of a later one, replaces it.
+    ///
+    /// For a write that only the transaction's final state needs, such as a log entry that
+    /// moves to each latest change: a group of requests then writes it once. A work must
+    /// give the same result whether the requests before it in the group ran or not, except
+    /// for what it writes itself. The works run in the order of their latest registration;
+    /// one that throws fails the request as its body would have.
+    func writeBeforeCommit(key: [UInt8], _ work: @escaping (Self) throws -> Void)
+
+    /// Runs now, in this transaction, the works that ``writeBeforeCommit(key:_:)`` holds
+    /// (those of requests grouped with this one included): before a write that must come
+    /// after them.
+    func runWritesBeforeCommit() throws
 }
 
 extension StorageWriteTransaction {

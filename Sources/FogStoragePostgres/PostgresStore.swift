@@ -216,14 +216,24 @@ public final class PostgresStore: Sendable {
     /// dropped during the commit, whose outcome is then unknown, the write is not run again):
     /// the call throws ``StorageError/temporarilyUnavailable(_:)``.
     public func writeAndWait<T>(_ body: @escaping (PostgresWriteTransaction) throws -> T) throws -> T {
-        try transaction(.write(alone: false)) { session in try body(PostgresWriteTransaction(session: session)) }
+        try transaction(.write(alone: false)) { session in
+            let txn = PostgresWriteTransaction(session: session)
+            let result = try body(txn)
+            try txn.runWritesBeforeCommit()
+            return result
+        }
     }
 
     /// ``writeAndWait(_:)``, in the kind of transaction in which
     /// ``PostgresWriteTransaction/replaceWithEmpty(_:)`` may run. (Every write of this store is a
     /// transaction of its own.)
     public func writeAloneAndWait<T>(_ body: @escaping (PostgresWriteTransaction) throws -> T) throws -> T {
-        try transaction(.write(alone: true)) { session in try body(PostgresWriteTransaction(session: session)) }
+        try transaction(.write(alone: true)) { session in
+            let txn = PostgresWriteTransaction(session: session)
+            let result = try body(txn)
+            try txn.runWritesBeforeCommit()
+            return result
+        }
     }
 
     /// A kind of transaction.

@@ -22,6 +22,8 @@ final class Session {
     var replacedLayouts: [String: TableLayout] = [:]
     /// Puts not sent yet (``PendingWrites``): sent before the next statement or the commit.
     private var pending = PendingWrites()
+    /// Works held until the end of the request (``PostgresWriteTransaction/writeBeforeCommit(key:_:)``).
+    let writesBeforeCommit = WritesBeforeCommit<PostgresWriteTransaction>()
 
     init(connection: PostgresConnection, store: PostgresStore, writes: Bool, alone: Bool) {
         self.connection = connection

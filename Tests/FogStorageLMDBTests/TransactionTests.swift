@@ -416,31 +416,6 @@ import Testing
         }
     }
 
-    /// Runs `jobs` queued behind a gate, so that they form one group; returns each job's
-    /// outcome, by index.
-    private func runAsOneGroup(
-        _ environment: LMDBStore, jobs: Int, _ body: @escaping @Sendable (Int, LMDBWriteTransaction) throws -> Void
-    ) throws -> [Int: Result<Void, any Error>] {
-        let gate = WriterGate()
-        try gate.hold(environment)
-        let outcomes = Mutex<[Int: Result<Void, any Error>]>([:])
-        let done = DispatchSemaphore(value: 0)
-        for i in 0..<jobs {
-            try environment.enqueueWrite(
-                { try body(i, $0) },
-                completion: { result in
-                    let count = outcomes.withLock { outcomes -> Int in
-                        outcomes[i] = result
-                        return outcomes.count
-                    }
-                    if count == jobs { done.signal() }
-                })
-        }
-        gate.open()
-        done.wait()
-        return outcomes.withLock { $0 }
-    }
-
     @Test func aGroupWithoutFailuresRunsEachRequestOnceInOneCommit() throws {
         try withTestEnvironment { environment, a, _ in
             let runs = Counter()

@@ -234,4 +234,18 @@ struct OpenedWriteTransaction: StorageWriteTransaction {
         case .other(let t): try t.txn.replaceWithEmpty(table)
         }
     }
+
+    func writeBeforeCommit(key: [UInt8], _ work: @escaping (OpenedWriteTransaction) throws -> Void) {
+        switch kind {
+        case .lmdb(let t): t.writeBeforeCommit(key: key) { try work(OpenedWriteTransaction(lmdb: $0)) }
+        case .other(let t): t.txn.writeBeforeCommit(key: key) { try work(OpenedWriteTransaction(other: ErasedWrite($0))) }
+        }
+    }
+
+    func runWritesBeforeCommit() throws {
+        switch kind {
+        case .lmdb(let t): try t.runWritesBeforeCommit()
+        case .other(let t): try t.txn.runWritesBeforeCommit()
+        }
+    }
 }

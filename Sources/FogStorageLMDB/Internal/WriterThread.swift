@@ -170,6 +170,7 @@ final class WriterThread: @unchecked Sendable {
                 txn.isAlone = jobs[0].alone
                 do {
                     try jobs[0].body(txn)
+                    try txn.runWritesBeforeCommit()
                     try txn.checkUsable()
                     if txn.sawMapFull { mapFull = true } else { results.append(.success(())) }
                 } catch {
@@ -211,6 +212,8 @@ final class WriterThread: @unchecked Sendable {
                     defer { if txn.isDamaged { damaged = true } }
                     do {
                         try job.body(txn)
+                        // A nested job is a transaction of its own: its held works run in it.
+                        try txn.runWritesBeforeCommit()
                         // The body caught the damage error and went on: roll back all the same.
                         try txn.checkUsable()
                         if txn.sawMapFull {
@@ -271,13 +274,17 @@ final class WriterThread: @unchecked Sendable {
         case damaged
     }
 
-    /// Runs `jobs` one after another in `parent`, stopping at the first that fails.
+    /// Runs `jobs` one after another in `parent`, stopping at the first that fails, then the
+    /// works they held until the commit (`writeBeforeCommit`), once for the group.
     private func runDirectly(_ jobs: [WriteJob], in parent: OpaquePointer, _ env: LMDBStore) -> DirectRun {
-        for job in jobs {
+        let held = WritesBeforeCommit<LMDBWriteTransaction>()
+        /// Runs `body` in `parent`, telling how it ended.
+        func step(_ body: (LMDBWriteTransaction) throws -> Void) -> DirectRun {
             let txn = LMDBWriteTransaction(txn: parent, environment: env, isReadOnly: false)
+            txn.writesBeforeCommit = held
             var threw = false
             do {
-                try job.body(txn)
+                try body(txn)
                 try txn.checkUsable()
             } catch {
                 threw = true
@@ -287,7 +294,13 @@ final class WriterThread: @unchecked Sendable {
             // An LMDB error the body caught and went on after may have left the transaction
             // unusable for the jobs after it; run nested, where it stays the body's own.
             if threw || txn.firstFailure != nil { return .failed }
+            return .committable
         }
-        return .committable
+        for job in jobs {
+            let outcome = step(job.body)
+            if outcome != .committable { return outcome }
+        }
+        // A held work that fails is retried with its own job, nested.
+        return held.isEmpty ? .committable : step { try $0.runWritesBeforeCommit() }
     }
 }

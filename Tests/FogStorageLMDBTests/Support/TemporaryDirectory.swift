@@ -243,3 +243,28 @@ func bytesEqual(_ buffer: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Bool {
     guard !bytes.isEmpty else { return true }
     return bytes.withUnsafeBytes { memcmp($0.baseAddress!, buffer.baseAddress!, bytes.count) == 0 }
 }
+
+/// Runs `jobs` queued behind a gate, so that they form one group; returns each job's
+/// outcome, by index.
+func runAsOneGroup(
+    _ environment: LMDBStore, jobs: Int, _ body: @escaping @Sendable (Int, LMDBWriteTransaction) throws -> Void
+) throws -> [Int: Result<Void, any Error>] {
+    let gate = WriterGate()
+    try gate.hold(environment)
+    let outcomes = Mutex<[Int: Result<Void, any Error>]>([:])
+    let done = DispatchSemaphore(value: 0)
+    for i in 0..<jobs {
+        try environment.enqueueWrite(
+            { try body(i, $0) },
+            completion: { result in
+                let count = outcomes.withLock { outcomes -> Int in
+                    outcomes[i] = result
+                    return outcomes.count
+                }
+                if count == jobs { done.signal() }
+            })
+    }
+    gate.open()
+    done.wait()
+    return outcomes.withLock { $0 }
+}
