@@ -98,6 +98,8 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
     func pruneZoneDeletions(
         scope: Int, owner: String, before cutoff: Date, limit: Int = EngineDefaults.pruneBatchSize, txn: Store.WriteTransaction
     ) throws -> Int {
+        // The zone changes held for the commit first: an entry they move is not pruned.
+        try txn.runWritesBeforeCommit()
         let agePrefix = Layout.databaseKey(scope: scope, owner: owner, part: Layout.tombstoneAgePart)
         let pruned = try expired(in: databaseChangeTable, agePrefix: agePrefix, before: cutoff, limit: limit, txn: txn)
         guard let newest = pruned.last else { return 0 }
@@ -161,8 +163,27 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
     /// A deletion or purge also gets an age entry dated `now` (the clock when `nil`), by which
     /// ``pruneZoneDeletions(scope:owner:before:limit:txn:)`` drops it once it is older than
     /// the retention.
+    ///
+    /// A change is written just before the commit (`writeBeforeCommit`, under the zone's
+    /// last-event key): when the writer groups requests, the zone's entry moves once for the
+    /// group, to the last request's sequence, instead of once for each request. A deletion or
+    /// purge first writes the changes held, so that it comes after them.
     func logZone(
         _ kind: ZoneChangeKind, address: ZoneAddress, zone: Int64, sequence: Int64, now: Date? = nil, txn: Store.WriteTransaction
+    ) throws {
+        guard kind != .changed else {
+            txn.writeBeforeCommit(key: Layout.zoneEventHold(zone: zone)) { [self] txn in
+                try writeZoneEvent(.changed, address: address, zone: zone, sequence: sequence, now: now, txn: txn)
+            }
+            return
+        }
+        try txn.runWritesBeforeCommit()
+        try writeZoneEvent(kind, address: address, zone: zone, sequence: sequence, now: now, txn: txn)
+    }
+
+    /// Moves the zone's entry in its database's log to `sequence`; see ``logZone(_:address:zone:sequence:now:txn:)``.
+    private func writeZoneEvent(
+        _ kind: ZoneChangeKind, address: ZoneAddress, zone: Int64, sequence: Int64, now: Date?, txn: Store.WriteTransaction
     ) throws {
         let last = Layout.databaseLastKey(scope: address.scope, owner: address.owner, zoneName: address.zoneName)
         let prefix = Layout.databaseLogPrefix(scope: address.scope, owner: address.owner)

@@ -65,6 +65,11 @@ extension Layout {
         return w.bytes
     }
 
+    /// The key under which a zone's change event waits for the commit
+    /// (`StorageWriteTransaction.writeBeforeCommit`): the zone's id, which is the same in
+    /// every database that reaches the zone. Not stored.
+    static func zoneEventHold(zone: Int64) -> [UInt8] { bigEndianKey(zone) }
+
     static func databaseLogPrefix(scope: Int, owner: String) -> [UInt8] { databaseKey(scope: scope, owner: owner, part: logPart) }
 
     /// (scope, owner, part, rest…): a key of a database's log (`logPart`), its zones' last
