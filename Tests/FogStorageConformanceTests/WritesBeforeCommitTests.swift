@@ -160,3 +160,34 @@ import Testing
 }
 
 private struct HeldWorkFailed: Error {}
+
+extension WritesBeforeCommitTests {
+    @Test(arguments: allBackends) func aHeldWorkWhoseErrorTheBodyCaughtRunsAgainAtTheCommit(_ b: Backend) throws {
+        try caughtFlushError(b.backend)
+    }
+
+    /// A body that runs the held works, catches the error of one and goes on: the failed work
+    /// and the works after it run at the commit (here the work succeeds the second time, and
+    /// the request with it).
+    func caughtFlushError<B: StoreBackend>(_ backend: B) throws {
+        try withStore(backend) { store throws in
+            let a = store.table(named: Tables.a)
+            let failures = Mutex(1)
+            try store.writeAndWait { txn throws in
+                txn.writeBeforeCommit(key: [1]) { txn in
+                    if failures.withLock({ f in
+                        defer { f -= 1 }
+                        return f > 0
+                    }) {
+                        throw HeldWorkFailed()
+                    }
+                    try txn.put([1], forKey: [1], in: a)
+                }
+                txn.writeBeforeCommit(key: [2]) { txn in try txn.put([2], forKey: [2], in: a) }
+                #expect(throws: HeldWorkFailed.self) { try txn.runWritesBeforeCommit() }
+                #expect(try txn.keys(a) == [])
+            }
+            #expect(try store.read { try $0.keys(a) } == [[1], [2]])
+        }
+    }
+}

@@ -78,6 +78,8 @@ extension Maintenance {
             let address = ZoneAddress(scope: Int(try reader.readInt64()), owner: try reader.readString(), zoneName: try reader.readString())
             let info = try ZoneInfo.decode(value)
             try changeLog.logZone(.changed, address: address, zone: info.id, sequence: info.createdSequence, txn: txn)
+            // Written now, not held until the commit: nothing gathers.
+            try txn.runWritesBeforeCommit()
             return true
         }
         names.resolver = resolver
