@@ -70,6 +70,7 @@ public final class ChildProcess: Sendable {
                 childEnds.append(fds[1])
             }
         }
+        try SpawnActions.closeInheritedDescriptors(&actions)
         let all = [executable] + arguments
         var argv: [UnsafeMutablePointer<CChar>?] = all.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -78,9 +79,9 @@ public final class ChildProcess: Sendable {
         if let environment {
             var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer { for pointer in envp { free(pointer) } }
-            rc = posix_spawn(&pid, executable, &actions, nil, &argv, &envp)
+            rc = SpawnActions.withDefaultSignals { posix_spawn(&pid, executable, &actions, $0, &argv, &envp) }
         } else {
-            rc = posix_spawn(&pid, executable, &actions, nil, &argv, environ)
+            rc = SpawnActions.withDefaultSignals { posix_spawn(&pid, executable, &actions, $0, &argv, environ) }
         }
         guard rc == 0 else { throw SpawnError(description: "cannot start \(executable): \(String(cString: strerror(rc)))") }
         processIdentifier = pid
