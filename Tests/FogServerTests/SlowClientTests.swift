@@ -31,25 +31,35 @@ import Glibc
         return fd
     }
 
-    @Test func aStalledRequestIsClosedAfterTheIdleTimeout() async throws {
+    /// Starts a server with a 1 s idle timeout, sends it half a request head and lets it stall,
+    /// has another request served meanwhile (so the stalled connection was accepted), then runs
+    /// `body` with the stalled connection.
+    static func withStalledRequest(_ body: (Int32) async throws -> Void) async throws {
         var configuration = FogServer.Configuration()
         configuration.idleTimeout = 1
         let server = try await ServerHarness(configuration: configuration)
         defer { Task { await server.stop() } }
-        let fd = try Self.connect(port: server.port)
+        let fd = try connect(port: server.port)
         defer { close(fd) }
         let partial = "POST /database/1/\(ServerHarness.container)/development/public/records/query HTTP/1.1\r\nHost: x\r\n"
         _ = partial.withCString { send(fd, $0, strlen($0), 0) }
         // Others are served while it stalls.
         let reply = try await server.post(server.url("public", "records/query"), ["query": ["recordType": "Note"]])
         #expect(reply.status == 200)
-        // The stalled connection is closed (read gives 0) well before the 60 s read timeout.
-        // (The bound is loose for a full parallel run on two cores. It once stayed open 10 to
-        // 30 s there: a child process another test started had inherited the server's end of
-        // it, see the next test.) The blocking reads run on a thread of their own: on the
-        // concurrency pool they would hold one of its threads from the server they wait for.
-        let waited = await Self.secondsUntilClosed(fd)
-        #expect(waited < 30)
+        try await body(fd)
+    }
+
+    @Test func aStalledRequestIsClosedAfterTheIdleTimeout() async throws {
+        try await Self.withStalledRequest { fd in
+            // The stalled connection is closed (read gives 0) well before the 60 s read
+            // timeout. (The bound is loose for a full parallel run on two cores. It once stayed
+            // open 10 to 30 s there: a child process another test started had inherited the
+            // server's end of it, see the next test.) The blocking reads run on a thread of
+            // their own: on the concurrency pool they would hold one of its threads from the
+            // server they wait for.
+            let waited = await Self.secondsUntilClosed(fd)
+            #expect(waited < 30)
+        }
     }
 
     /// A child process that a test starts while a connection is open does not keep the
@@ -57,26 +67,17 @@ import Glibc
     /// the server's end of it and held it, the FIN waiting for the child to exit, until
     /// FogKitTesting's spawns closed every descriptor above 2 in the child (`SpawnActions`).
     @Test func aChildProcessStartedDuringTheStallDoesNotKeepTheConnectionOpen() async throws {
-        var configuration = FogServer.Configuration()
-        configuration.idleTimeout = 1
-        let server = try await ServerHarness(configuration: configuration)
-        defer { Task { await server.stop() } }
-        let fd = try Self.connect(port: server.port)
-        defer { close(fd) }
-        let partial = "POST /database/1/\(ServerHarness.container)/development/public/records/query HTTP/1.1\r\nHost: x\r\n"
-        _ = partial.withCString { send(fd, $0, strlen($0), 0) }
-        // Accepted by now: the server answered a later connection.
-        let reply = try await server.post(server.url("public", "records/query"), ["query": ["recordType": "Note"]])
-        #expect(reply.status == 200)
-        // A child that would hold an inherited descriptor for 30 s.
-        let child = try ChildProcess("/bin/sleep", ["30"])
-        let waited = await Self.secondsUntilClosed(fd)
-        #expect(waited < 20, "the connection stayed open \(waited) s, as long as the child ran")
-        // And `terminate()` ends it: it starts with the default action for SIGTERM, whatever
-        // the spawning thread blocked.
-        child.terminate()
-        #expect(child.terminationReason == .uncaughtSignal)
-        #expect(child.terminationStatus == SIGTERM)
+        try await Self.withStalledRequest { fd in
+            // A child that would hold an inherited descriptor for 30 s.
+            let child = try ChildProcess("/bin/sleep", ["30"])
+            let waited = await Self.secondsUntilClosed(fd)
+            #expect(waited < 20, "the connection stayed open \(waited) s, as long as the child ran")
+            // And `terminate()` ends it: it starts with the default action for SIGTERM,
+            // whatever the spawning thread blocked.
+            child.terminate()
+            #expect(child.terminationReason == .uncaughtSignal)
+            #expect(child.terminationStatus == SIGTERM)
+        }
     }
 
     /// Reads `fd` until the peer closes it (or the read timeout ends it), on a thread of its
