@@ -268,10 +268,10 @@ public protocol StorageWriteTransaction: StorageReadTransaction {
     /// under the same `key`, of this request or of a later one, replaces it.
     ///
     /// For a write that only the transaction's final state needs, such as a log entry that
-    /// moves to each latest change: a group of requests then writes it once. A work must
-    /// give the same result whether the requests before it in the group ran or not, except
-    /// for what it writes itself. The works run in the order of their latest registration;
-    /// one that throws fails the request as its body would have.
+    /// moves to each latest change: a group of requests then writes it once. Since the works
+    /// it replaced never run, a work reads what it builds on when it runs, not when it was
+    /// held. The works run in the order of their latest registration; one that throws fails
+    /// the request as its body would have, and stays held with the works after it.
     func writeBeforeCommit(key: [UInt8], _ work: @escaping (Self) throws -> Void)
 
     /// Runs now, in this transaction, the works that ``writeBeforeCommit(key:_:)`` holds

@@ -159,8 +159,8 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// handles must be opened again.
     var recreatedTables: [Table] = []
     /// The works held until the end of the request (or, run directly in a group, of the
-    /// group's last request), shared by the requests of the group.
-    lazy var writesBeforeCommit = WritesBeforeCommit<LMDBWriteTransaction>()
+    /// group's last request), shared by the requests of the group; `nil` until one is held.
+    var writesBeforeCommit: WritesBeforeCommit<LMDBWriteTransaction>?
 
     /// This transaction, as the read transaction it also is.
     @inlinable public var readView: LMDBReadTransaction { self }

@@ -216,19 +216,19 @@ public final class PostgresStore: Sendable {
     /// dropped during the commit, whose outcome is then unknown, the write is not run again):
     /// the call throws ``StorageError/temporarilyUnavailable(_:)``.
     public func writeAndWait<T>(_ body: @escaping (PostgresWriteTransaction) throws -> T) throws -> T {
-        try transaction(.write(alone: false)) { session in
-            let txn = PostgresWriteTransaction(session: session)
-            let result = try body(txn)
-            try txn.runWritesBeforeCommit()
-            return result
-        }
+        try write(alone: false, body)
     }
 
     /// ``writeAndWait(_:)``, in the kind of transaction in which
     /// ``PostgresWriteTransaction/replaceWithEmpty(_:)`` may run. (Every write of this store is a
     /// transaction of its own.)
     public func writeAloneAndWait<T>(_ body: @escaping (PostgresWriteTransaction) throws -> T) throws -> T {
-        try transaction(.write(alone: true)) { session in
+        try write(alone: true, body)
+    }
+
+    /// Runs `body` in a write transaction, then the works it held until the commit.
+    private func write<T>(alone: Bool, _ body: (PostgresWriteTransaction) throws -> T) throws -> T {
+        try transaction(.write(alone: alone)) { session in
             let txn = PostgresWriteTransaction(session: session)
             let result = try body(txn)
             try txn.runWritesBeforeCommit()

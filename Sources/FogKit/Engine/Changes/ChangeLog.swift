@@ -164,8 +164,8 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
     /// ``pruneZoneDeletions(scope:owner:before:limit:txn:)`` drops it once it is older than
     /// the retention.
     ///
-    /// A change is written just before the commit (`writeBeforeCommit`, under the zone's
-    /// last-event key): when the writer groups requests, the zone's entry moves once for the
+    /// A change is written just before the commit (`writeBeforeCommit`, under the zone's id,
+    /// ``Layout/zoneEventHold(zone:)``): when the writer groups requests, the zone's entry moves once for the
     /// group, to the last request's sequence, instead of once for each request. A deletion or
     /// purge first writes the changes held, so that it comes after them.
     func logZone(
