@@ -70,6 +70,9 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
             self.share = share
         }
 
+        /// Whether the record has a change tag, without making its text.
+        var hasChangeTag: Bool { changeSequence != nil || changeTagText != nil }
+
         var recordChangeTag: String? {
             get { changeTagText ?? changeSequence.map { String($0, radix: 36) } }
             set {
@@ -93,7 +96,8 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         var encoded: EncodedFields?
         /// Keys changed since the record was fetched or saved, in first-change order.
         var changedKeys: [FieldKey] = []
-        /// The values of changed keys as they were before the first change.
+        /// The values of changed keys as they were before the first change; kept only for a
+        /// record with a change tag, the only kind ever reverted (``SystemFields/hasChangeTag``).
         var originalValues: [FieldKey: FieldValue?] = [:]
         var parent: Reference?
         var parentChanged = false
@@ -236,11 +240,18 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     public func setFieldValue(_ value: FieldValue?, forKey key: FieldKey) {
         state.withLock { state in
             state.materialize()
-            let old = state.decoded[key]
-            if state.originalValues.index(forKey: key) == nil {
-                state.originalValues[key] = .some(old)
+            // The values before the change are read only to revert a record that has a change
+            // tag (the ancestor a conflict compares, `ClientRecord.ancestor()`), and a record's
+            // tag never changes: a new record keeps none (a dictionary and two hashes per field).
+            if state.system.hasChangeTag, state.originalValues.index(forKey: key) == nil {
+                state.originalValues[key] = .some(state.decoded[key])
             }
             if !state.changedKeys.contains(key) { state.changedKeys.append(key) }
+            if state.decoded.isEmpty, value != nil {
+                // Records are usually given several fields: room for them at once, instead of
+                // growing (and rehashing) the dictionary at its first few sizes.
+                state.decoded.reserveCapacity(8)
+            }
             state.decoded[key] = value
         }
     }
