@@ -108,7 +108,21 @@ extension Layout {
 enum IndexValue: Hashable, Sendable {
     // Equality and hashing follow the encoding (strings by their bytes, `-0.0` as `0.0`), not
     // Swift's `String ==`, which finds "é" and "e\u{301}" equal although their entries differ.
-    static func == (a: IndexValue, b: IndexValue) -> Bool { a.encoded == b.encoded }
+    // Two integers, two hashes, and two strings that are never cut (``isLong(_:)``) are
+    // compared without encoding them (an array each): their encodings are equal exactly when
+    // their values, or bytes, are.
+    static func == (a: IndexValue, b: IndexValue) -> Bool {
+        switch (a, b) {
+        case (.int(let x), .int(let y)), (.hash(let x), .hash(let y)):
+            return x == y
+        case (.string(let x), .string(let y)):
+            let (m, n) = (x.utf8.count, y.utf8.count)
+            guard m <= maximumKeptLength / 2, n <= maximumKeptLength / 2 else { return a.encoded == b.encoded }
+            return m == n && x.utf8.elementsEqual(y.utf8)
+        default:
+            return a.encoded == b.encoded
+        }
+    }
     func hash(into hasher: inout Hasher) { hasher.combine(encoded) }
 
     case null
@@ -149,7 +163,17 @@ enum IndexValue: Hashable, Sendable {
         }
     }
 
-    private static func unique(_ values: [IndexValue]) -> [IndexValue] {
+    /// The values without repeats, in their order. Lists are usually short: up to 16 values
+    /// each is compared with the ones kept (for a list of three strings, a set's storage, its
+    /// growth and the encoding each hash makes cost 12,000 instructions); longer lists go
+    /// through a set. Both treat two values as the same when `==` does.
+    static func unique(_ values: [IndexValue]) -> [IndexValue] {
+        if values.count <= 16 {
+            var kept: [IndexValue] = []
+            kept.reserveCapacity(values.count)
+            for value in values where !kept.contains(value) { kept.append(value) }
+            return kept
+        }
         var seen: Set<IndexValue> = []
         return values.filter { seen.insert($0).inserted }
     }
