@@ -5,6 +5,10 @@ extension StoredRecord {
     /// The value of a user field or of a queryable system field, as predicates see it:
     /// record IDs and user record IDs as references, dates as dates; `nil` when absent.
     func value(forKey key: String) -> FieldValue? {
+        // Most keys are user fields': a key that is no reserved one (found among those of its
+        // length) is looked up at once, instead of being compared with seven system keys in
+        // turn (the long ones by the runtime's slow string comparison).
+        guard Validation.isReservedFieldKey(key) else { return values[key] }
         switch key {
         case Record.SystemFieldKey.recordID: return .reference(Record.Reference(recordID: Record.ID(recordName: recordName), action: .none))
         case Record.SystemFieldKey.creationDate: return .date(creationDate)
