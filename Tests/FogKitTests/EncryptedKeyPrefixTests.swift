@@ -1,8 +1,8 @@
 import Testing
 
-// `Record.isEncryptedKey` answers most keys by their first byte: it must agree with `hasPrefix`.
 @testable import FogKit
 
+/// `Record.isEncryptedKey` answers most keys by their first byte: it must agree with `hasPrefix`.
 @Suite struct EncryptedKeyPrefixTests {
     @Test(arguments: [
         "", "_", "title", "___encrypted", "___encrypted.", "___encrypted.note", "__encrypted.note", "_\u{301}__encrypted.x",

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-// FNV-1a hashes are stored (hashed index values, change token checksums): the contiguous
-// fast path must give the published values, as the byte-by-byte path does.
 @testable import FogKit
 
+/// FNV-1a hashes are stored (hashed index values, change token checksums): the contiguous
+/// fast path must give the published values, as the byte-by-byte path does.
 @Suite struct Fnv1aTests {
     /// Published FNV-1a 64-bit test vectors.
     static let vectors: [(String, UInt64)] = [
