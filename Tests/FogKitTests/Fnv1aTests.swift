@@ -24,5 +24,9 @@ import Testing
         let text = String(repeating: "é0\u{0}x", count: 100)
         #expect(fnv1a(text.utf8) == fnv1a(text.utf8.lazy.map { $0 }))
         #expect(fnv1a(Data(text.utf8)) == fnv1a(AnySequence(text.utf8)))
+        // Slices that do not start at 0, as change token checksums pass them.
+        let bytes = Array(text.utf8)
+        #expect(fnv1a(bytes[7...]) == fnv1a(bytes[7...].lazy.map { $0 }))
+        #expect(fnv1a(Data(bytes)[9..<300]) == fnv1a(bytes[9..<300].lazy.map { $0 }))
     }
 }
