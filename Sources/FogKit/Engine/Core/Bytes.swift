@@ -149,17 +149,11 @@ func readBigEndianKey(_ buffer: UnsafeRawBufferPointer) throws -> Int64 {
 func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
     // Contiguous bytes (a native string's UTF-8, an array) are read through a pointer: the
     // generic iterator of a string's UTF-8 view cost about 30 instructions a byte.
-    if let hash = bytes.withContiguousStorageIfAvailable({ fnv1a(contiguous: $0) }) { return hash }
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in bytes {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x0000_0100_0000_01b3
-    }
-    return hash
+    bytes.withContiguousStorageIfAvailable(fnv1aLoop) ?? fnv1aLoop(bytes)
 }
 
-/// ``fnv1a(_:)`` of bytes in contiguous memory.
-private func fnv1a(contiguous bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+/// The FNV-1a loop over `bytes`, one byte at a time.
+private func fnv1aLoop(_ bytes: some Sequence<UInt8>) -> UInt64 {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in bytes {
         hash ^= UInt64(byte)
