@@ -101,7 +101,28 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         var originalValues: [FieldKey: FieldValue?] = [:]
         var parent: Reference?
         var parentChanged = false
-        var system = SystemFields()
+        /// The system fields, once read or changed; before that, a record the store returns
+        /// keeps them as stored (``storedSystem``). Read and set through ``system``.
+        var decodedSystem = SystemFields()
+        /// The system fields of a record the store returns, decoded when read (``system``).
+        var storedSystem: StoredSystemFields?
+
+        /// The system fields; setting one (or all) keeps them decoded from then on.
+        var system: SystemFields {
+            get { storedSystem?.decoded ?? decodedSystem }
+            set {
+                decodedSystem = newValue
+                storedSystem = nil
+            }
+        }
+
+        /// Whether the record has a change tag (``SystemFields/hasChangeTag``), without
+        /// decoding stored system fields.
+        var hasChangeTag: Bool { storedSystem != nil || decodedSystem.hasChangeTag }
+
+        /// The change tag (``SystemFields/recordChangeTag``), without decoding the other
+        /// stored system fields.
+        var recordChangeTag: String? { storedSystem?.recordChangeTag ?? decodedSystem.recordChangeTag }
 
         func value(forKey key: FieldKey) -> FieldValue? {
             // Optional chaining reads the encoded fields in place; `if let` would copy them
@@ -140,14 +161,21 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     init(recordType: RecordType, recordID: ID, values: [FieldKey: FieldValue], parent: Reference?, system: SystemFields) {
         self.recordType = recordType
         self.recordID = recordID
-        self.state = Mutex(State(decoded: values, parent: parent, system: system))
+        self.state = Mutex(State(decoded: values, parent: parent, decodedSystem: system))
     }
 
     /// A record as the store returns it, its fields still encoded.
     init(recordType: RecordType, recordID: ID, encoded: consuming EncodedFields, parent: Reference?, system: consuming SystemFields) {
         self.recordType = recordType
         self.recordID = recordID
-        self.state = Mutex(State(encoded: consume encoded, parent: parent, system: consume system))
+        self.state = Mutex(State(encoded: consume encoded, parent: parent, decodedSystem: consume system))
+    }
+
+    /// A record as the store returns it, its fields and system fields still encoded.
+    init(recordType: RecordType, recordID: ID, encoded: consuming EncodedFields?, parent: Reference?, system: StoredSystemFields) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.state = Mutex(State(encoded: consume encoded, parent: parent, storedSystem: system))
     }
 
     // MARK: - System fields
@@ -162,7 +190,7 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     public var lastModifiedUserRecordID: ID? { state.withLock { $0.system.lastModifiedUserRecordID } }
     /// The store's version tag of the record; changes on every save, `nil` until
     /// the first. Saving with ``RecordSavePolicy/ifServerRecordUnchanged`` compares it.
-    public var recordChangeTag: String? { state.withLock { $0.system.recordChangeTag } }
+    public var recordChangeTag: String? { state.withLock { $0.recordChangeTag } }
     /// The share that holds the record, if any.
     public var share: Reference? { state.withLock { $0.system.share } }
 
@@ -243,7 +271,7 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
             // The values before the change are read only to revert a record that has a change
             // tag (the ancestor a conflict compares, `ClientRecord.ancestor()`), and a record's
             // tag never changes: a new record keeps none (a dictionary and two hashes per field).
-            if state.system.hasChangeTag, state.originalValues.index(forKey: key) == nil {
+            if state.hasChangeTag, state.originalValues.index(forKey: key) == nil {
                 state.originalValues[key] = .some(state.decoded[key])
             }
             if !state.changedKeys.contains(key) { state.changedKeys.append(key) }
@@ -301,6 +329,6 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         let fields = values.keys.sorted().map {
             Record.isEncryptedKey($0) ? "\($0)=<encrypted>" : "\($0)=\(values[$0]!)"
         }.joined(separator: ", ")
-        return "<Record \(recordType) \(recordID.recordName) tag=\(s.system.recordChangeTag ?? "nil") {\(fields)}>"
+        return "<Record \(recordType) \(recordID.recordName) tag=\(s.recordChangeTag ?? "nil") {\(fields)}>"
     }
 }

@@ -42,7 +42,7 @@ final class ClientRecord: @unchecked Sendable {
         originalValues = state.originalValues
         parent = state.parent
         parentChanged = state.parentChanged
-        changeTag = state.system.recordChangeTag
+        changeTag = state.recordChangeTag
     }
 
     /// The record as the client last fetched it: its changed keys reverted.

@@ -330,12 +330,12 @@ extension RecordView {
         // Only checked payloads may be handed out: decoding them later cannot fail.
         precondition(checked.covers(table.selection), "RecordView.makeRecord: the returned fields were not checked")
         let zoneID = table.zoneID
-        let creatorName = try names.name(creator)
-        let system = Record.SystemFields(
-            creationDate: Date(timeIntervalSinceReferenceDate: creationDate),
-            modificationDate: Date(timeIntervalSinceReferenceDate: modificationDate), creatorName: creatorName,
-            lastModifierName: modifier == creator ? creatorName : try names.name(modifier), changeSequence: changeSequence,
-            share: shareRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) })
+        // The system fields stay as stored until read (``StoredSystemFields``); the table
+        // learns the users' names now, while the transaction is open.
+        try table.registerUsers(of: self, names: &names)
+        let stored = StoredSystemFields(self, names: table)
+        // A record a share holds keeps its system fields decoded, its `share` among them.
+        let share = shareRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let recordType = try names.name(type)
         let recordID = id ?? Record.ID(recordName: recordName, zoneID: zoneID)
@@ -353,10 +353,16 @@ extension RecordView {
                     values = values.filter { keep.contains($0.key) }
                 }
             }
-            return Share.restore(from: Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system))
+            let record = Record(
+                recordType: recordType, recordID: recordID, values: values, parent: parent, system: Self.decoded(stored, share: share))
+            return Share.restore(from: record)
         }
         if count == 0 || table.selection.ids?.isEmpty == true {
-            return Record(recordType: recordType, recordID: recordID, values: [:], parent: parent, system: system)
+            guard share == nil else {
+                return Record(
+                    recordType: recordType, recordID: recordID, values: [:], parent: parent, system: Self.decoded(stored, share: share))
+            }
+            return Record(recordType: recordType, recordID: recordID, encoded: nil, parent: parent, system: stored)
         }
         let encoded = try EncodedFields(self, table: table, arena: &arena, names: &names)
         if table.holdsEncryptedNames {
@@ -365,14 +371,29 @@ extension RecordView {
             var values = encoded.allValues()
             if values.keys.contains(where: Record.isEncryptedKey) {
                 try table.cipher.openAll(&values, recordName: recordID.recordName)
-                return Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system)
+                return Record(
+                    recordType: recordType, recordID: recordID, values: values, parent: parent, system: Self.decoded(stored, share: share))
             }
         }
         if encoded.hasAssets {
             // An `Asset` is a class: decoded once, every read returns the same instance.
-            return Record(recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent, system: system)
+            return Record(
+                recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent,
+                system: Self.decoded(stored, share: share))
         }
-        return Record(recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent, system: consume system)
+        guard share == nil else {
+            return Record(
+                recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent,
+                system: Self.decoded(stored, share: share))
+        }
+        return Record(recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent, system: stored)
+    }
+
+    /// The system fields `stored` holds, decoded, with `share`.
+    private static func decoded(_ stored: StoredSystemFields, share: Record.Reference?) -> Record.SystemFields {
+        var system = stored.decoded
+        system.share = share
+        return system
     }
 }
 
