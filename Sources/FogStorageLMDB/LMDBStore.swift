@@ -58,8 +58,13 @@ public final class LMDBStore: @unchecked Sendable {
     // MARK: - Opening and closing
 
     /// A reset read transaction kept for reuse (`mdb_txn_renew`); with `MDB_NOTLS`
-    /// any thread may renew it.
-    private struct PooledReader: @unchecked Sendable { let txn: OpaquePointer }
+    /// any thread may renew it. The object that wrapped it is kept too, and handed to the
+    /// next read unless something still holds it (a transaction that escaped its closure,
+    /// which a read must not let happen): a read then costs no allocation.
+    private struct PooledReader: @unchecked Sendable {
+        var transaction: LMDBReadTransaction
+        var txn: OpaquePointer { transaction.txn }
+    }
 
     private static let registry = Mutex<[String: LMDBStore]>([:])
 
@@ -284,31 +289,39 @@ public final class LMDBStore: @unchecked Sendable {
         }
         resizeLock.lockShared()
         defer { resizeLock.unlock() }
-        let txn = try acquireReader()
+        let transaction = try acquireReader()
         defer {
+            let txn = transaction.txn
             mdb_txn_reset(txn)
             let kept = readerPool.withLock { pool -> Bool in
                 guard pool.count < configuration.maximumConcurrentReads else { return false }
-                pool.append(PooledReader(txn: txn))
+                pool.append(PooledReader(transaction: transaction))
                 return true
             }
             // Nested reads can leave more than the pool keeps: give their slots back.
             if !kept { mdb_txn_abort(txn) }
         }
-        return try body(LMDBReadTransaction(txn: txn, environment: self))
+        return try body(transaction)
     }
 
     /// Takes a reset read transaction from the pool and renews it, or begins a
     /// new one. The caller holds `resizeLock` shared.
-    private func acquireReader() throws(StorageError) -> OpaquePointer {
+    private func acquireReader() throws(StorageError) -> LMDBReadTransaction {
         var fullAttempts = 0
         while true {
             let (closed, failure) = state.withLock { ($0.isClosed, $0.failure) }
             if closed { throw .closed }
             if let failure { throw failure }
-            if let txn = readerPool.withLock({ $0.popLast() })?.txn {
+            if var pooled = readerPool.withLock({ $0.popLast() }) {
+                let txn = pooled.txn
                 let rc = mdb_txn_renew(txn)
-                if rc == 0 { return txn }
+                if rc == 0 {
+                    guard isKnownUniquelyReferenced(&pooled.transaction) else {
+                        return LMDBReadTransaction(txn: txn, environment: self)
+                    }
+                    pooled.transaction.prepareForReuse()
+                    return pooled.transaction
+                }
                 mdb_txn_abort(txn)
                 if rc == MDB_MAP_RESIZED {
                     try adoptMapSizeWhileReading()
@@ -341,7 +354,7 @@ public final class LMDBStore: @unchecked Sendable {
                 continue
             }
             try lmdbCheck(rc, "begin read transaction")
-            return txn!
+            return LMDBReadTransaction(txn: txn!, environment: self)
         }
     }
 

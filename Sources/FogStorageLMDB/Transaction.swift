@@ -12,7 +12,11 @@ import Foundation
 /// that received it, and is not `Sendable`.
 public class LMDBReadTransaction {
     let txn: OpaquePointer
-    let environment: LMDBStore
+    /// Not retained: a transaction never outlives its environment (it must not escape the
+    /// closure that received it), and the environment keeps its reset read transactions,
+    /// objects included, for reuse (``LMDBStore/read(_:)``), which a strong reference back
+    /// would make a cycle.
+    unowned(unsafe) let environment: LMDBStore
     /// Set when an LMDB call reported that the map is full; the writer then grows
     /// the map and retries the batch, whatever the caller did with the error.
     var sawMapFull = false
@@ -35,6 +39,13 @@ public class LMDBReadTransaction {
         self.txn = txn
         self.environment = environment
         self.isReadOnly = isReadOnly
+    }
+
+    /// Forgets what the transaction's calls reported, before a read renews it (`mdb_txn_renew`).
+    func prepareForReuse() {
+        sawMapFull = false
+        isDamaged = false
+        firstFailure = nil
     }
 
     /// Throws the ``StorageError`` for a failed LMDB call; `keyCount` tells a bad key size
