@@ -26,13 +26,26 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
         return results
     }
 
-    /// Fetches one record with every field: ``fetch(_:desiredKeys:context:)`` without the
-    /// array of results.
+    /// Fetches one record with every field: ``fetch(_:desiredKeys:context:)`` for one ID,
+    /// without the collection, the zone cache or the delivery closure a request of many takes.
     func fetch(_ id: Record.ID, context: DatabaseContext) throws -> Result<Record, FogError> {
-        var result: Result<Record, FogError>?
-        try fetch(CollectionOfOne(id), desiredKeys: nil, context: context) { result = $1 }
-        guard let result else { throw FogError(.internalError, message: "a fetch of one record returned nothing") }
-        return result
+        try access.check(.fetch, in: context)
+        _ = try context.injectFaults(.fetchRecords, zones: [id.zoneID])
+        if context.scope == .shared {
+            var result: Result<Record, FogError>?
+            try fetchShared(CollectionOfOne(id), wanted: nil, context: context) { result = $1 }
+            guard let result else { throw FogError(.internalError, message: "a fetch of one record returned nothing") }
+            return result
+        }
+        return try read { txn, names in
+            var run = try FetchRun(reader: self, wanted: nil, expectedRecords: 1, context: context, txn: txn, names: &names)
+            defer { run.tables.publish() }
+            switch zone(of: id.zoneID, context: context, txn: txn) {
+            case .failure(let e): return .failure(e)
+            case .success(nil): return .failure(unknown(id))
+            case .success(let info?): return try record(id, in: info, run: &run, txn: txn, names: &names)
+            }
+        }
     }
 
     /// Fetches `ids` in one snapshot, handing each result to `deliver` in order.
@@ -48,17 +61,11 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
             return
         }
         try read { txn, names in
-            let selection = try FieldSelection(wanted, names: &names)
+            var run = try FetchRun(reader: self, wanted: wanted, expectedRecords: ids.count, context: context, txn: txn, names: &names)
+            defer { run.tables.publish() }
             var zoneCache: [RecordZone.ID: Result<ZoneInfo?, FogError>] = [:]
             // Most requests read one zone: remember the last one before hashing.
             var lastZone: (id: RecordZone.ID, zone: Result<ZoneInfo?, FogError>)?
-            // One name table per zone: the records of a request share their field names.
-            var tables = FetchNameTables(
-                shared: sharedTable, selection: selection, assetDirectory: assetDirectory, cipher: core.cipher)
-            defer { tables.publish() }
-            var arena = FieldArenaWriter(expectedRecords: ids.count)
-            // The public database's security roles, asked of every record fetched.
-            var roles = context.scope == .public ? try PublicReadRoles(core: core, caller: context.caller, txn: txn, names: &names) : nil
             for id in ids {
                 let zone: Result<ZoneInfo?, FogError>
                 if let lastZone, lastZone.id == id.zoneID {
@@ -66,60 +73,93 @@ final class RecordReader<Store: KeyValueStore>: EngineService {
                 } else if !zoneCache.isEmpty, let cached = zoneCache[id.zoneID] {
                     zone = cached
                 } else {
-                    zone = Result { () throws(FogError) in
-                        let address = try zones.address(of: id.zoneID, in: context)
-                        let info = try fogTry { try zones.zoneInfo(at: address, in: txn) }
-                        if info == nil && !address.isDefault {
-                            throw zones.missingZoneError(id.zoneID, at: address, in: txn)
-                        }
-                        return info
-                    }
+                    zone = self.zone(of: id.zoneID, context: context, txn: txn)
                     // The first zone needs no dictionary: `lastZone` holds it.
                     if let lastZone { zoneCache[lastZone.id] = lastZone.zone }
                     if lastZone != nil { zoneCache[id.zoneID] = zone }
                 }
                 lastZone = (id.zoneID, zone)
                 switch zone {
-                case .failure(let e):
-                    deliver(id, .failure(e))
-                case .success(nil):
-                    deliver(id, .failure(unknown(id)))
-                case .success(let info?):
-                    // The hinted row first, used only when the record there is this one in this
-                    // snapshot; otherwise the `names` lookup, whose row becomes the hint. (One
-                    // closure for both: a nested function capturing the request's state boxed it.)
-                    let hash = RowHints.hash(zone: info.id, name: id.recordName)
-                    var hint = records.rowHints.row(for: hash)
-                    var record: Result<Record, FogError>?
-                    while record == nil {
-                        let row: Int64
-                        if let hint {
-                            row = hint
-                        } else {
-                            guard let found = try records.rowID(zone: info.id, name: id.recordName, in: txn) else { break }
-                            row = found
-                        }
-                        let hinted = hint != nil
-                        record =
-                            try records.withRecord(row, in: txn) { buffer -> Result<Record, FogError>? in
-                                if hinted, !RecordView.hasZone(info.id, name: id.recordName, in: buffer) { return nil }
-                                let view = try RecordView(buffer, checking: selection)
-                                if roles != nil, let refusal = try roles!.refusal(of: view, id: id, names: &names) {
-                                    return .failure(refusal)
-                                }
-                                let table = tables.table(for: view, zoneID: id.zoneID)
-                                return .success(try view.makeRecord(id: id, table: table, arena: &arena, names: &names))
-                            } ?? nil
-                        if !hinted {
-                            if record != nil { records.rowHints.remember(row, for: hash) }
-                            break
-                        }
-                        hint = nil
-                    }
-                    deliver(id, record ?? .failure(unknown(id)))
+                case .failure(let e): deliver(id, .failure(e))
+                case .success(nil): deliver(id, .failure(unknown(id)))
+                case .success(let info?): deliver(id, try record(id, in: info, run: &run, txn: txn, names: &names))
                 }
             }
         }
+    }
+
+    /// What the records of one fetch share: the fields it returns, their name tables, the
+    /// memory their bytes are copied into, and the public database's security roles.
+    struct FetchRun {
+        let selection: FieldSelection
+        /// One name table per zone: the records of a request share their field names.
+        var tables: FetchNameTables
+        var arena: FieldArenaWriter
+        /// The public database's security roles, asked of every record fetched.
+        var roles: PublicReadRoles?
+
+        init(
+            reader: RecordReader, wanted: Set<String>?, expectedRecords: Int, context: DatabaseContext, txn: Store.ReadTransaction,
+            names: inout NameResolver<Store>
+        ) throws {
+            selection = try FieldSelection(wanted, names: &names)
+            tables = FetchNameTables(
+                shared: reader.sharedTable, selection: selection, assetDirectory: reader.assetDirectory, cipher: reader.core.cipher)
+            arena = FieldArenaWriter(expectedRecords: expectedRecords)
+            roles =
+                context.scope == .public ? try PublicReadRoles(core: reader.core, caller: context.caller, txn: txn, names: &names) : nil
+        }
+    }
+
+    /// The zone `zoneID` names for the context: `nil` for a default zone never written to.
+    private func zone(of zoneID: RecordZone.ID, context: DatabaseContext, txn: Store.ReadTransaction) -> Result<ZoneInfo?, FogError> {
+        Result { () throws(FogError) in
+            let address = try zones.address(of: zoneID, in: context)
+            let info = try fogTry { try zones.zoneInfo(at: address, in: txn) }
+            if info == nil && !address.isDefault {
+                throw zones.missingZoneError(zoneID, at: address, in: txn)
+            }
+            return info
+        }
+    }
+
+    /// The record `id` of the zone `info`, as `run` returns records.
+    ///
+    /// The hinted row first, used only when the record there is this one in this snapshot;
+    /// otherwise the `names` lookup, whose row becomes the hint. (One closure for both: a
+    /// nested function capturing the request's state boxed it.)
+    private func record(
+        _ id: Record.ID, in info: ZoneInfo, run: inout FetchRun, txn: Store.ReadTransaction, names: inout NameResolver<Store>
+    ) throws -> Result<Record, FogError> {
+        let hash = RowHints.hash(zone: info.id, name: id.recordName)
+        var hint = records.rowHints.row(for: hash)
+        var record: Result<Record, FogError>?
+        while record == nil {
+            let row: Int64
+            if let hint {
+                row = hint
+            } else {
+                guard let found = try records.rowID(zone: info.id, name: id.recordName, in: txn) else { break }
+                row = found
+            }
+            let hinted = hint != nil
+            record =
+                try records.withRecord(row, in: txn) { buffer -> Result<Record, FogError>? in
+                    if hinted, !RecordView.hasZone(info.id, name: id.recordName, in: buffer) { return nil }
+                    let view = try RecordView(buffer, checking: run.selection)
+                    if run.roles != nil, let refusal = try run.roles!.refusal(of: view, id: id, names: &names) {
+                        return .failure(refusal)
+                    }
+                    let table = run.tables.table(for: view, zoneID: id.zoneID)
+                    return .success(try view.makeRecord(id: id, table: table, arena: &run.arena, names: &names))
+                } ?? nil
+            if !hinted {
+                if record != nil { records.rowHints.remember(row, for: hash) }
+                break
+            }
+            hint = nil
+        }
+        return record ?? .failure(unknown(id))
     }
 
     private func unknown(_ id: Record.ID) -> FogError {
