@@ -17,9 +17,9 @@ import Synchronization
 /// Setting a field records it in ``changedKeys()``; saving sends the changed
 /// keys. The store validates names, types and sizes when the record is saved.
 ///
-/// A record the store returns (from a fetch, a query or a change feed) keeps its fields as
-/// the store encoded them and decodes a field each time it is read; setting a field decodes
-/// them all first. The encoded bytes of a request's records share memory in small chunks
+/// A record the store returns (from a fetch, a query or a change feed) keeps its fields and
+/// its system fields as the store encoded them, and decodes a field each time it is read;
+/// setting a field decodes them all first. The encoded bytes of a request's records share memory in small chunks
 /// (at most 32 records' bytes and 16 KB), so a record kept long after its request keeps
 /// that chunk alive until it is released or a field of it is set.
 public class Record: @unchecked Sendable, CustomStringConvertible {
