@@ -119,48 +119,34 @@ struct RecordView {
         let end = buffer.count
         guard end > 0, buffer[0] == RecordCodec.version else { return nil }
         var i = 1
-        func varint() -> UInt64? {
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            while i < end {
-                let b = buffer[i]
-                i += 1
-                result |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { return result }
-                shift += 7
-                if shift > 63 { return nil }
-            }
-            return nil
-        }
-        func length() -> Int? {
-            guard let v = varint(), v <= UInt64(Int.max) else { return nil }
-            return Int(v)
-        }
-        func range() -> Range<Int>? {
-            guard let n = length(), n <= end - i else { return nil }
-            defer { i += n }
-            return i..<i + n
-        }
-        guard let type = varint(), let zone = varint(), let nameRange = range(), i < end else { return nil }
+        // The varints are read by static helpers that take the offset `inout`: nested
+        // functions capturing it were called out of line (about 25 instructions a call, ten
+        // calls a record), and inlined they made the offset a boxed variable with run-time
+        // exclusivity checks.
+        guard let type = Self.checkedVarint(buffer, &i), let zone = Self.checkedVarint(buffer, &i),
+            let nameRange = Self.checkedRange(buffer, &i), i < end
+        else { return nil }
         let flags = buffer[i]
         i += 1
         guard end - i >= 16 else { return nil }
         let creationDate = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
         let modificationDate = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)))
         i += 16
-        guard let creator = varint(), let modifier = varint(), let changeSequence = varint() else { return nil }
+        guard let creator = Self.checkedVarint(buffer, &i), let modifier = Self.checkedVarint(buffer, &i),
+            let changeSequence = Self.checkedVarint(buffer, &i)
+        else { return nil }
         var parentRange: Range<Int>?
         var shareRange: Range<Int>?
         if flags & RecordCodec.hasParent != 0 {
-            guard let r = range() else { return nil }
+            guard let r = Self.checkedRange(buffer, &i) else { return nil }
             parentRange = r
         }
         if flags & RecordCodec.hasShare != 0 {
-            guard let r = range() else { return nil }
+            guard let r = Self.checkedRange(buffer, &i) else { return nil }
             shareRange = r
         }
         let fieldsStart = i
-        guard let count = length(), count <= end else { return nil }
+        guard let count = Self.length(buffer, &i), count <= end else { return nil }
         let tableStart = i
         // One walk of the table checks every entry and sums the payloads' sizes. A selected
         // field of a fixed size is checked from its entry; only a selected field whose payload
@@ -173,9 +159,9 @@ struct RecordView {
         var firstStructured: (entry: Int, offset: Int)?
         for _ in 0..<count {
             let entry = i
-            guard let id = varint(), i < end, let type = FieldType.decoded(buffer[i]) else { return nil }
+            guard let id = Self.checkedVarint(buffer, &i), i < end, let type = FieldType.decoded(buffer[i]) else { return nil }
             i += 1
-            guard let size = length(), size <= end - i - total else { return nil }
+            guard let size = Self.length(buffer, &i), size <= end - i - total else { return nil }
             if checking.contains(Int64(bitPattern: id)) {
                 switch type {
                 case .string, .bytes: break
@@ -191,9 +177,9 @@ struct RecordView {
             i = entry
             var offset = payloadStart + firstOffset
             while i < payloadStart {
-                guard let id = varint(), i < end, let type = FieldType.decoded(buffer[i]) else { return nil }
+                guard let id = Self.checkedVarint(buffer, &i), i < end, let type = FieldType.decoded(buffer[i]) else { return nil }
                 i += 1
-                guard let size = length() else { return nil }
+                guard let size = Self.length(buffer, &i) else { return nil }
                 if checking.contains(Int64(bitPattern: id)) {
                     guard payloadIsSound(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]), type: type) else { return nil }
                 }
@@ -227,10 +213,44 @@ struct RecordView {
         }
     }
 
+    /// A varint at `i`, read as ``ByteReader/varint()`` reads it; `nil` where that one throws
+    /// (truncated, too long). One-byte varints, most of a record's, are taken at once.
+    @inline(__always)
+    static func checkedVarint(_ buffer: UnsafeRawBufferPointer, _ i: inout Int) -> UInt64? {
+        if i < buffer.count, buffer[i] < 0x80 {
+            defer { i += 1 }
+            return UInt64(buffer[i])
+        }
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < buffer.count {
+            let b = buffer[i]
+            i += 1
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { return nil }
+        }
+        return nil
+    }
+
+    /// A length at `i` and the range of that many bytes after it, which the buffer holds;
+    /// `nil` otherwise. `i` moves past them.
+    @inline(__always)
+    static func checkedRange(_ buffer: UnsafeRawBufferPointer, _ i: inout Int) -> Range<Int>? {
+        guard let n = length(buffer, &i), n <= buffer.count - i else { return nil }
+        defer { i += n }
+        return i..<i + n
+    }
+
     /// A varint length at `i`, read as ``ByteReader/int()`` reads it; `nil` where that one
     /// throws (truncated, too long, past `Int.max`).
     @inline(__always)
     static func length(_ buffer: UnsafeRawBufferPointer, _ i: inout Int) -> Int? {
+        if i < buffer.count, buffer[i] < 0x80 {
+            defer { i += 1 }
+            return Int(buffer[i])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while i < buffer.count {
