@@ -247,21 +247,8 @@ struct RecordView {
     /// throws (truncated, too long, past `Int.max`).
     @inline(__always)
     static func length(_ buffer: UnsafeRawBufferPointer, _ i: inout Int) -> Int? {
-        if i < buffer.count, buffer[i] < 0x80 {
-            defer { i += 1 }
-            return Int(buffer[i])
-        }
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < buffer.count {
-            let b = buffer[i]
-            i += 1
-            result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return result <= UInt64(Int.max) ? Int(result) : nil }
-            shift += 7
-            if shift > 63 { return nil }
-        }
-        return nil
+        guard let v = checkedVarint(buffer, &i), v <= UInt64(Int.max) else { return nil }
+        return Int(v)
     }
 
     private static func stringRange(_ r: inout ByteReader) throws -> Range<Int> {
@@ -353,9 +340,7 @@ extension RecordView {
         // The system fields stay as stored until read (``StoredSystemFields``); the table
         // learns the users' names now, while the transaction is open.
         try table.registerUsers(of: self, names: &names)
-        let stored = StoredSystemFields(self, names: table)
-        // A record a share holds keeps its system fields decoded, its `share` among them.
-        let share = shareRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
+        let system = StoredSystemFields(self, names: table)
         let parent = parentRange.map { Record.Reference(recordID: Record.ID(recordName: string($0), zoneID: zoneID), action: .none) }
         let recordType = try names.name(type)
         let recordID = id ?? Record.ID(recordName: recordName, zoneID: zoneID)
@@ -373,16 +358,11 @@ extension RecordView {
                     values = values.filter { keep.contains($0.key) }
                 }
             }
-            let record = Record(
-                recordType: recordType, recordID: recordID, values: values, parent: parent, system: Self.decoded(stored, share: share))
-            return Share.restore(from: record)
+            return Share.restore(
+                from: Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system.decoded))
         }
         if count == 0 || table.selection.ids?.isEmpty == true {
-            guard share == nil else {
-                return Record(
-                    recordType: recordType, recordID: recordID, values: [:], parent: parent, system: Self.decoded(stored, share: share))
-            }
-            return Record(recordType: recordType, recordID: recordID, encoded: nil, parent: parent, system: stored)
+            return Record(recordType: recordType, recordID: recordID, encoded: nil, parent: parent, system: system)
         }
         let encoded = try EncodedFields(self, table: table, arena: &arena, names: &names)
         if table.holdsEncryptedNames {
@@ -391,29 +371,14 @@ extension RecordView {
             var values = encoded.allValues()
             if values.keys.contains(where: Record.isEncryptedKey) {
                 try table.cipher.openAll(&values, recordName: recordID.recordName)
-                return Record(
-                    recordType: recordType, recordID: recordID, values: values, parent: parent, system: Self.decoded(stored, share: share))
+                return Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system.decoded)
             }
         }
         if encoded.hasAssets {
             // An `Asset` is a class: decoded once, every read returns the same instance.
-            return Record(
-                recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent,
-                system: Self.decoded(stored, share: share))
+            return Record(recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent, system: system.decoded)
         }
-        guard share == nil else {
-            return Record(
-                recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent,
-                system: Self.decoded(stored, share: share))
-        }
-        return Record(recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent, system: stored)
-    }
-
-    /// The system fields `stored` holds, decoded, with `share`.
-    private static func decoded(_ stored: StoredSystemFields, share: Record.Reference?) -> Record.SystemFields {
-        var system = stored.decoded
-        system.share = share
-        return system
+        return Record(recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent, system: system)
     }
 }
 

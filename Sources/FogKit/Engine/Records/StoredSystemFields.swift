@@ -1,7 +1,8 @@
 import Foundation
 
 /// The system fields of a record the store returns, as its stored header holds them: the
-/// dates as seconds, the creator and last modifier as name ids, the change sequence.
+/// dates as seconds, the creator and last modifier as name ids, the change sequence, and the
+/// name of the share that holds the record, if any.
 ///
 /// A returned record keeps these instead of ``Record/SystemFields``, which is made only when a
 /// system field is read (``decoded``) or changed. Most callers read a record's fields and
@@ -11,14 +12,15 @@ import Foundation
 ///
 /// The user names come from the request's ``FieldNameTable``, which learned them while the
 /// request decoded (``FieldNameTable/registerUsers(of:names:)``), so reading them later needs
-/// no transaction. A record with a share keeps decoded fields (`RecordView.makeRecord`).
+/// no transaction; the share's reference is in the table's zone.
 struct StoredSystemFields: Sendable {
     let creationDate: Double
     let modificationDate: Double
     let creator: Int64
     let modifier: Int64
     let changeSequence: Int64
-    /// Knows the names of ``creator`` and ``modifier``.
+    let shareName: String?
+    /// Knows the names of ``creator`` and ``modifier``, and the zone of the record.
     let names: FieldNameTable
 
     /// The fields of `view`, whose users `names` knows.
@@ -28,6 +30,7 @@ struct StoredSystemFields: Sendable {
         creator = view.creator
         modifier = view.modifier
         changeSequence = view.changeSequence
+        shareName = view.shareRange.map(view.string)
         self.names = names
     }
 
@@ -36,7 +39,8 @@ struct StoredSystemFields: Sendable {
         Record.SystemFields(
             creationDate: Date(timeIntervalSinceReferenceDate: creationDate),
             modificationDate: Date(timeIntervalSinceReferenceDate: modificationDate), creatorName: names.userName(of: creator) ?? "",
-            lastModifierName: names.userName(of: modifier) ?? "", changeSequence: changeSequence, share: nil)
+            lastModifierName: names.userName(of: modifier) ?? "", changeSequence: changeSequence,
+            share: shareName.map { Record.Reference(recordID: Record.ID(recordName: $0, zoneID: names.zoneID), action: .none) })
     }
 
     /// The change tag, without the rest (``Record/SystemFields/recordChangeTag``).
