@@ -89,23 +89,27 @@ import Testing
             let db = container.privateCloudDatabase
             _ = try await db.save(RecordZone(zoneID: zoneID))
             _ = try await db.modifyRecords(saving: (0..<6).map { SampleRecords.note("n\($0)", in: zoneID, value: $0) }, deleting: [])
-            // Four tombstones: the zone's age entries (its greatest part) end the table.
+            // Four tombstones: the zone's age entries end the table, before its compaction
+            // state (its greatest part; the deletions left four stale entries).
             _ = try await db.modifyRecords(saving: [], deleting: (0..<4).map { Record.ID(recordName: "n\($0)", zoneID: zoneID) })
         }
 
         var page = try LMDBLeafPage(directory: directory.url, table: Layout.changes)
         var reader = KeyReader(try #require(page.keys.last))
         let zone = try reader.readInt64()
-        #expect(try reader.readInt64() == Layout.tombstoneAgePart, "the table ends with the zone's age entries")
+        #expect(try reader.readInt64() == Layout.compactionPart, "the table ends with the zone's compaction state")
+        var beforeLast = KeyReader(page.keys[page.keys.count - 2])
+        _ = try beforeLast.readInt64()
+        #expect(try beforeLast.readInt64() == Layout.tombstoneAgePart, "and the zone's age entries before it")
         let agePrefix = Layout.changeKey(zone: zone, part: Layout.tombstoneAgePart)
         let ages = page.keys.indices.filter { page.keys[$0].starts(with: agePrefix) }
         // The deletion below first adds its own entries: a tombstone and an age entry (after
-        // the damaged one, which becomes second to last). With at least three age entries
-        // before the new one, the search for `agePrefix` cannot reach the second-to-last node
+        // the damaged one, before the compaction state). With at least three age entries
+        // before the new one, the search for `agePrefix` cannot reach the node after them
         // (its low end stays at or below the first age entry).
         try #require(ages.count >= 3)
         let target = try Self.unvisitedEntry(in: page, prefix: agePrefix)
-        #expect(target == page.keys.count - 1, "the newest age entry, last in the page")
+        #expect(target == page.keys.count - 2, "the newest age entry, last before the compaction state")
         page.setKeySize(ofNode: target, to: agePrefix.count - 1)
         // The value now starts inside the old key; pruning reads its date before the key, and
         // stops at a date after the cutoff. Make it 2001-01-01 (0.0), long expired.

@@ -6,7 +6,7 @@ import Testing
 
 @testable import FogKit
 
-/// Opening a store of an older format version brings it to version 4. From version 1 (empty
+/// Opening a store of an older format version brings it to the current one. From version 1 (empty
 /// indexes and change logs): the change logs are filled. From version 2 (index keys ending
 /// with the row id, in a table without duplicates): `indexes` is recreated with sorted
 /// duplicates and rebuilt. From version 3 (no `assets` table, asset files under UUID names):
@@ -126,7 +126,7 @@ import Testing
             #expect(try admin.checkIntegrity().isSound)
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 6])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 7])
             let (entries, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(entries.count == 20)
@@ -161,7 +161,7 @@ import Testing
                 container.privateCloudDatabase, container: container, admin: admin, names: names, label: "migrated from format 2")
         }
         try Self.withEnvironment(directory.url) { environment in
-            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 6])
+            #expect(try Self.format(environment) == [0, 0, 0, 0, 0, 0, 0, 7])
             let (after, layout) = try Self.indexEntries(environment)
             #expect(layout == Self.indexLayout)
             #expect(after == before, "the rebuild writes the entries the saves wrote, and drops the stale one")
@@ -282,6 +282,43 @@ import Testing
         #expect(try admin.checkIntegrity().isSound)
     }
 
+    /// Version 7's zone logs may keep stale entries; version 6's have none and no compaction
+    /// state, so a version 6 store is opened as it is, and its log keeps stale entries from then.
+    @Test func aVersionSixStoreOpensAsVersionSevenAndItsLogKeepsStaleEntriesFromThen() async throws {
+        let directory = try TemporaryDirectory()
+        let zoneID = RecordZone.ID(zoneName: "Notes")
+        do {
+            let container = try directory.open()
+            defer { container.close() }
+            _ = try await container.privateCloudDatabase.save(RecordZone(zoneID: zoneID))
+            _ = try await container.privateCloudDatabase.modifyRecords(
+                saving: (0..<5).map { SampleRecords.note("n\($0)", in: zoneID, value: $0) }, deleting: [])
+        }
+        // What version 6 wrote for the same saves (one log entry per record, no compaction
+        // state), with its version.
+        do {
+            let environment = try LMDBStore.open(directory: directory.url, configuration: .init(tables: ["meta"]))
+            defer { environment.close() }
+            try environment.writeAndWait { txn throws in
+                try txn.put([0, 0, 0, 0, 0, 0, 0, 6], forKey: Array("format".utf8), in: environment.table(named: "meta"))
+            }
+        }
+        let admin = try directory.openAdministrator()
+        defer { admin.close() }
+        #expect(try admin.storeInfo().formatVersion == 7)
+        let container = try admin.container(user: "alice")
+        defer { container.close() }
+        let db = container.privateCloudDatabase
+        let token = try await db.recordZoneChanges(inZoneWith: zoneID, since: nil).changeToken
+        let record = try await db.record(for: Record.ID(recordName: "n1", zoneID: zoneID))
+        record["v"] = 10
+        try await db.save(record)
+        #expect(try await db.recordZoneChanges(inZoneWith: zoneID, since: nil).modificationResultsByID.count == 5)
+        let since = try await db.recordZoneChanges(inZoneWith: zoneID, since: token)
+        #expect(since.modificationResultsByID.keys.map(\.recordName) == ["n1"])
+        #expect(try admin.checkIntegrity().isSound)
+    }
+
     @Test func aVersionFiveStoreGainsTheSubscriptionTables() async throws {
         let directory = try TemporaryDirectory()
         // The tables of version 5 (version 3's and `assets`) and its `meta`.
@@ -299,7 +336,7 @@ import Testing
         }
         let admin = try directory.openAdministrator()
         defer { admin.close() }
-        #expect(try admin.storeInfo().formatVersion == 6)
+        #expect(try admin.storeInfo().formatVersion == Layout.formatVersion)
         let container = try admin.container(user: "alice")
         defer { container.close() }
         try await container.privateCloudDatabase.save(
@@ -325,7 +362,7 @@ import Testing
         }
         let admin = try directory.openAdministrator()
         defer { admin.close() }
-        #expect(try admin.storeInfo().formatVersion == 6)
+        #expect(try admin.storeInfo().formatVersion == Layout.formatVersion)
         let container = try admin.container(user: "alice")
         defer { container.close() }
         let source = directory.appending("source")

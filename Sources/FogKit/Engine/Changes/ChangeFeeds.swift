@@ -35,7 +35,8 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
 
     /// The changes of a zone after `token` (from the start for `nil`), at most `limit`
     /// (0 for the default page size), read in one snapshot. Each changed record appears
-    /// once, as it is now; deletions appear as tombstones.
+    /// once, as it is now, at its latest entry (earlier, stale entries are skipped);
+    /// deletions appear as tombstones.
     /// - Parameter tokenOnly: Return no changes, only the token of the zone's current change
     ///   point (what a fetch that read everything would end with).
     func zoneChanges(
@@ -139,8 +140,14 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                 switch try r.u8() {
                 case Layout.changedEntry:
                     var left: (Record.ID, Record.RecordType)?
+                    var stale = false
                     let made = try records.withRecord(row, in: txn) { buffer -> Record? in
                         let view = try RecordView(buffer, checking: table.selection)
+                        // The entry of an earlier change: the record's later entry reports it.
+                        guard view.changeSequence == sequence else {
+                            stale = true
+                            return nil
+                        }
                         if let coverage, !(try isCovered(view, coverage, zone: zone, memo: &covered, txn: txn)) {
                             // A record that left a hierarchy shared with the user since the token is reported deleted.
                             if let start, try hasLeft(view.recordName, coverage, zone: zone, after: start, txn: txn) {
@@ -152,7 +159,12 @@ final class ChangeFeeds<Store: KeyValueStore>: EngineService {
                         if roles != nil, try !roles!.mayRead(view, names: &names) { return nil }
                         return try view.makeRecord(id: nil, table: table, arena: &arena, names: &names)
                     }
-                    guard let made else { throw FormatError(message: "change log entry for missing row \(row)") }
+                    // A stale entry (its record changed again, or is gone: its tombstone
+                    // reports it) is skipped, and does not count against the page's limit.
+                    guard let made, !stale else {
+                        count -= 1
+                        return true
+                    }
                     // A record no share of the user covers, or that the caller may not read, is left out.
                     guard let record = made else {
                         if let left { page.deleted.append(left) }

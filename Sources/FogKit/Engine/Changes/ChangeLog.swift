@@ -1,8 +1,9 @@
 import FogStorage
 import Foundation
 
-/// The change logs: each zone's log (every record once, at its latest change, and tombstones
-/// of deleted records with their age), the zone's horizon and client change token, and each
+/// The change logs: each zone's log (every record at its latest change, tombstones of
+/// deleted records with their age, and the stale entries of earlier changes until a
+/// compaction removes them), the zone's horizon and client change token, and each
 /// database's log of zone events. Written in the transaction of the change they record;
 /// ``ChangeFeeds`` reads them.
 final class ChangeLog<Store: KeyValueStore>: EngineService {
@@ -11,11 +12,14 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
     let changeTable: Table
     /// Database logs of zone events.
     let databaseChangeTable: Table
+    /// The records, whose change sequence tells a stale log entry (``LogCompaction``).
+    let recordTable: Table
 
     init(core: EngineCore<Store>) {
         self.core = core
         changeTable = core.store.table(named: Layout.changes)
         databaseChangeTable = core.store.table(named: Layout.databaseChanges)
+        recordTable = core.store.table(named: Layout.records)
     }
 
     /// Removes a zone's log, tombstones, horizon and client change token (its keys start with
@@ -24,33 +28,49 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
         try txn.deleteAll(in: changeTable, range: .prefix(Layout.zoneRowsPrefix(zone: zone)))
     }
 
-    /// Logs that a record was saved at `sequence`: its entry moves to the end of the zone's
-    /// log, and a tombstone of an earlier record with the same name goes away.
-    func logSave(zone: Int64, row: Int64, name: String, previousSequence: Int64?, sequence: Int64, txn: Store.WriteTransaction) throws {
-        if let previousSequence {
-            try txn.delete(Layout.logKey(zone: zone, sequence: previousSequence, row: row), in: changeTable)
-        } else {
-            try removeTombstone(zone: zone, name: name, txn: txn)
-        }
-        try txn.put([Layout.changedEntry], forKey: Layout.logKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+    /// Logs that a record was saved at `sequence`: it gets an entry at the end of the zone's
+    /// log, and a tombstone of an earlier record with the same name goes away. The entry of
+    /// its previous save stays, stale, for feeds to skip and a compaction to remove.
+    /// - Returns: Whether an entry was left stale (the caller counts them for the zone with
+    ///   ``noteStale(_:zone:txn:)``): the record's entry of an earlier commit. Decided by what
+    ///   the log holds, not by `previousSequence` alone: when an earlier item of the request
+    ///   already gave the record its entry at `sequence` (an atomic zone plans every item
+    ///   before applying any, so a later item may carry the sequence from before the
+    ///   request), that earlier write left the old entry stale and counted it.
+    @discardableResult
+    func logSave(
+        zone: Int64, row: Int64, name: String, previousSequence: Int64?, sequence: Int64, txn: Store.WriteTransaction
+    ) throws -> Bool {
+        if previousSequence == nil { try removeTombstone(zone: zone, name: name, txn: txn) }
+        // The entry is `01` whether it was there or not: only whether it was there matters.
+        let key = Layout.logKey(zone: zone, sequence: sequence, row: row)
+        let inserted = try txn.insert([Layout.changedEntry], forKey: key, in: changeTable)
+        return inserted && previousSequence != nil
     }
 
-    /// Logs that a record was deleted at `sequence`: its entry becomes a tombstone.
+    /// Logs that a record was deleted at `sequence`: a tombstone at the end of the log. The
+    /// entry of its last save stays, stale (its row is gone).
+    /// - Returns: Whether an entry was left stale: the record's entry of an earlier commit,
+    ///   unless an earlier item of the request gave the record an entry at `sequence`, which
+    ///   the tombstone replaces (that write counted the older one; see ``logSave(zone:row:name:previousSequence:sequence:txn:)``).
+    @discardableResult
     func logDelete(
         zone: Int64, row: Int64, name: String, type: Int64, previousSequence: Int64, sequence: Int64, now: Date,
         txn: Store.WriteTransaction
-    ) throws {
-        try txn.delete(Layout.logKey(zone: zone, sequence: previousSequence, row: row), in: changeTable)
+    ) throws -> Bool {
         var entry = ByteWriter(capacity: 16 + name.utf8.count)
         entry.u8(Layout.deletedEntry)
         entry.varint(type)
         entry.raw(name)
-        try txn.put(entry.bytes, forKey: Layout.logKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+        let key = Layout.logKey(zone: zone, sequence: sequence, row: row)
+        let inserted = try txn.insert(entry.bytes, forKey: key, in: changeTable)
+        if !inserted { try txn.put(entry.bytes, forKey: key, in: changeTable) }
         try txn.put(Layout.position(sequence: sequence, row: row), forKey: Layout.tombstoneKey(zone: zone, name: name), in: changeTable)
         var age = ByteWriter(capacity: 8 + name.utf8.count)
         age.f64(now.timeIntervalSinceReferenceDate)
         age.raw(name)
         try txn.put(age.bytes, forKey: Layout.tombstoneAgeKey(zone: zone, sequence: sequence, row: row), in: changeTable)
+        return inserted && previousSequence != sequence
     }
 
     private func removeTombstone(zone: Int64, name: String, txn: Store.WriteTransaction) throws {

@@ -15,6 +15,7 @@ import Foundation
 /// | (zone, 4, sequence, row) | tombstone age: deletion time (little-endian Float64 seconds since 2001), record name |
 /// | (zone, 5, sequence, row) | the share that covered the record of that tombstone (`Layout.sharedDeletionKey`) |
 /// | (zone, 6, record name) | (sequence, share name) tuple: the share the record last left (`Layout.sharedMoveKey`) |
+/// | (zone, 7) | the log's compaction state: its stale entries, its live entries, the pass under way (``LogCompaction``) |
 ///
 /// `dbchanges`, keys starting with (scope, owner):
 ///
@@ -30,6 +31,7 @@ extension Layout {
     static let horizonPart: Int64 = 2
     static let clientTokenPart: Int64 = 3
     static let tombstoneAgePart: Int64 = 4
+    static let compactionPart: Int64 = 7
 
     static let changedEntry: UInt8 = 1
     static let deletedEntry: UInt8 = 2

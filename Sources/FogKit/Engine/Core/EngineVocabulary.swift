@@ -90,4 +90,9 @@ enum EngineDefaults {
     static let queryBatchSize = 100
     /// Changes in a change-feed page when the caller sets no limit.
     static let changePageSize = 400
+    /// The fewest stale entries a zone's change log holds before a compaction pass starts
+    /// (``LogCompaction``); past it, a pass starts once they are as many as the live entries.
+    static let compactionMinimum = 1_024
+    /// The fewest log entries a request examines while a compaction pass is under way.
+    static let compactionChunk = 64
 }

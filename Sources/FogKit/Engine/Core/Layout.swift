@@ -5,10 +5,10 @@ import Foundation
 /// `Docs/OnDiskFormat.md` describes every table; change both together.
 enum Layout {
     /// The format version written in `meta`; a store with another version is refused.
-    static let formatVersion: Int64 = 6
+    static let formatVersion: Int64 = 7
     /// The versions this FogKit opens; older ones are migrated when opened (see
     /// `Engine.migrate(from:)`).
-    static let readableFormatVersions: ClosedRange<Int64> = 1...6
+    static let readableFormatVersions: ClosedRange<Int64> = 1...7
 
     static let meta = "meta"
     static let zones = "zones"

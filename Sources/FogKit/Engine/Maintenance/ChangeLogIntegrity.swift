@@ -2,9 +2,11 @@ import FogStorage
 
 extension Maintenance {
     /// Checks the change logs against the records and zones (part of ``checkIntegrity()``):
-    /// every live record has exactly one log entry, at its change sequence; every tombstone
-    /// is of a record that is gone and has its name and age entries; every zone has its
-    /// database log entry, and logged zones that still exist are logged as changed.
+    /// every live record has exactly one log entry at its change sequence, and its other
+    /// entries are earlier (stale); each zone's compaction state counts its stale entries;
+    /// every tombstone is of a record that is gone and has its name and age entries; every
+    /// zone has its database log entry, and logged zones that still exist are logged as
+    /// changed.
     func checkChangeLogs(
         live: [Int64: (zone: Int64, sequence: Int64)], zones: Set<Int64>, txn: Store.ReadTransaction, report: inout IntegrityReport
     ) throws {
@@ -14,6 +16,9 @@ extension Maintenance {
         var tombstoneNames: [(zone: Int64, name: String, sequence: Int64, row: Int64)] = []
         var ages: [[Int64]] = []
         var names: [(zone: Int64, name: String, position: [UInt8])] = []
+        // Each zone's stale entries, as found and as its compaction state counts them.
+        var staleFound: [Int64: Int64] = [:]
+        var staleCounted: [Int64: Int64] = [:]
         try txn.scan(changeTable) { key, value in
             report.indexEntryCount += 1
             var reader = KeyReader(key)
@@ -28,8 +33,11 @@ extension Maintenance {
                 case Layout.changedEntry:
                     if let record = live[row], record.zone == zone, record.sequence == sequence {
                         if !logged.insert(row).inserted { problem("row \(row) is logged twice") }
+                    } else if let record = live[row], record.zone != zone || record.sequence < sequence {
+                        problem("change log entry (\(zone), \(sequence), \(row)) is not a change of a record of the zone")
                     } else {
-                        problem("change log entry (\(zone), \(sequence), \(row)) is not the last change of a live record")
+                        // Stale: an earlier change of a record that changed again, or is gone.
+                        staleFound[zone, default: 0] += 1
                     }
                 case Layout.deletedEntry:
                     _ = try r.int64()
@@ -44,10 +52,21 @@ extension Maintenance {
                 names.append((zone, try reader.readString(), Array(value)))
             case Layout.tombstoneAgePart:
                 ages.append([zone, try reader.readInt64(), try reader.readInt64()])
+            case Layout.compactionPart:
+                do {
+                    staleCounted[zone] = try LogCompaction(decoding: value).stale
+                } catch {
+                    problem("zone id \(zone)'s change log compaction state is damaged")
+                }
             default:
                 break
             }
             return true
+        }
+        for zone in Set(staleFound.keys).union(staleCounted.keys) where (staleFound[zone] ?? 0) != (staleCounted[zone] ?? 0) {
+            problem(
+                "zone id \(zone)'s change log holds \(staleFound[zone] ?? 0) stale entries; its compaction state counts \(staleCounted[zone] ?? 0)"
+            )
         }
         for (row, record) in live where !logged.contains(row) {
             problem("row \(row) has no change log entry at its change sequence \(record.sequence)")

@@ -19,6 +19,10 @@ extension Maintenance {
     ///
     /// Version 5 → 6: the new `subscriptions` and `notifications` tables start empty.
     ///
+    /// Version 6 → 7: nothing is rewritten. Version 7's zone logs may hold stale entries
+    /// (``LogCompaction``), which version 6 would list as changes or refuse; a version 6
+    /// log has none, and no compaction state until a request leaves one.
+    ///
     /// Version 2 → 3: `indexes` keys lose their trailing row id, which becomes the value, as
     /// one of the key's sorted set of values: the table is replaced with an empty one of
     /// ``Layout/indexTableLayout`` (a store keeps the layout a table was created with, so the
@@ -33,7 +37,7 @@ extension Maintenance {
             if current < 4 { try recordStore.assets.recount(records: records, txn: txn) }
             if current < 5 { try catalogRecordTypes(txn: txn, names: &names) }
             // Version 5 → 6: `subscriptions` and `notifications` were created empty when the
-            // store was opened; there is nothing to fill.
+            // store was opened; there is nothing to fill. Version 6 → 7: nothing to rewrite.
             try txn.put(bigEndianKey(Layout.formatVersion), forKey: Layout.metaFormat, in: meta)
         }
     }

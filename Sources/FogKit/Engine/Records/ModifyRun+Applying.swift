@@ -59,8 +59,11 @@ extension ModifyRun {
             } else {
                 try updateIndexEntries(old: nil, new: stored, row: row, zone: zone.id)
             }
-            try writer.changes.logSave(
+            if try writer.changes.logSave(
                 zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.changeSequence, sequence: sequence, txn: txn)
+            {
+                staleInZone += 1
+            }
             if notices != nil { try notifySave(stored, encoded: bytes, created: p.existing == nil) }
             for target in p.oldTargets.subtracting(p.newTargets) {
                 try txn.delete(Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
@@ -116,9 +119,12 @@ extension ModifyRun {
             guard let type = try names.resolver.id(record.recordType) else {
                 throw FormatError(message: "record \(record.recordName) has a record type with no name id")
             }
-            try writer.changes.logDelete(
+            if try writer.changes.logDelete(
                 zone: zone, row: row, name: record.recordName, type: type, previousSequence: record.changeSequence, sequence: sequence,
                 now: now, txn: txn)
+            {
+                staleInZone += 1
+            }
             deletedInZone += 1
             if context.scope != .public {
                 try markSharedDeletion(of: record, zone: zone, sequence: sequence, row: row)

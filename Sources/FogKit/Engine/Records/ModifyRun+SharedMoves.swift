@@ -85,7 +85,11 @@ extension ModifyRun {
                 forKey: bigEndianKey(row), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) }),
             stored.changeSequence != sequence
         else { return }
-        try writer.changes.logSave(zone: zone, row: row, name: name, previousSequence: stored.changeSequence, sequence: sequence, txn: txn)
+        if try writer.changes.logSave(
+            zone: zone, row: row, name: name, previousSequence: stored.changeSequence, sequence: sequence, txn: txn)
+        {
+            staleInZone += 1
+        }
         stored.changeSequence = sequence
         try txn.put(RecordCodec.encode(stored, names: &names), forKey: bigEndianKey(row), in: writer.records.table)
     }

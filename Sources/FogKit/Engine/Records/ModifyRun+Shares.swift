@@ -209,8 +209,11 @@ extension ModifyRun {
         var stored = found
         stored.share = shareName
         if stored.changeSequence != sequence {
-            try writer.changes.logSave(
+            if try writer.changes.logSave(
                 zone: zone, row: row, name: name, previousSequence: stored.changeSequence, sequence: sequence, txn: txn)
+            {
+                staleInZone += 1
+            }
             stored.changeSequence = sequence
         }
         let bytes = try RecordCodec.encode(stored, names: &names)
@@ -325,7 +328,10 @@ extension ModifyRun {
         changed.changeSequence = sequence
         try txn.put(RecordCodec.encode(changed, names: &names), forKey: bigEndianKey(row), in: writer.records.table)
         try writer.indexes.updateIndexEntries(old: share, new: changed, row: row, zone: zone.id, txn: txn, names: &names.resolver)
-        try writer.changes.logSave(
+        if try writer.changes.logSave(
             zone: zone.id, row: row, name: share.recordName, previousSequence: share.changeSequence, sequence: sequence, txn: txn)
+        {
+            staleInZone += 1
+        }
     }
 }

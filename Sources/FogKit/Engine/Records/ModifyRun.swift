@@ -20,6 +20,9 @@ struct ModifyRun<Store: KeyValueStore> {
     /// How many records of the zone being applied were deleted, cascades included (its old
     /// tombstones are pruned when any was).
     var deletedInZone = 0
+    /// How many change log entries of the zone being applied this request left stale
+    /// (``ChangeLog/noteStale(_:zone:txn:)`` counts them, and compacts).
+    var staleInZone = 0
     /// The rows and names of the zone being applied that this request deleted, cascades
     /// included: a later delete of one of them has nothing left to do, and succeeds.
     var deletedRows: Set<Int64> = []
@@ -188,6 +191,7 @@ struct ModifyRun<Store: KeyValueStore> {
             let allOrNothing = atomic && zone.capabilities.contains(.atomic)
             var applied = 0
             deletedInZone = 0
+            staleInZone = 0
             deletedRows = []
             deletedNames = []
             // In an all-or-nothing zone a parent may be any record saved (and not
@@ -280,6 +284,7 @@ struct ModifyRun<Store: KeyValueStore> {
                 }
             }
             if applied > 0 { try noteZoneChanged(zoneID, zone: zone) }
+            try writer.changes.noteStale(staleInZone, zone: zone.id, txn: txn)
         }
         try commitUsage()
         return ModifyOutcome(

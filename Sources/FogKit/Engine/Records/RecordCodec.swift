@@ -215,6 +215,21 @@ enum RecordCodec {
         return (try r.int64(), try r.int64())
     }
 
+    /// The change sequence of an encoded record (its last save's commit), read from its
+    /// header without decoding the rest (the change log's compaction tells stale entries by it).
+    static func changeSequence(_ buffer: UnsafeRawBufferPointer) throws -> Int64 {
+        var r = ByteReader(buffer)
+        let v = try r.u8()
+        guard v == version else { throw FormatError(message: "record format version \(v)") }
+        _ = try r.varint()  // type
+        _ = try r.varint()  // zone
+        try r.skip(try r.int())  // name
+        try r.skip(1 + 8 + 8)  // flags, creation and modification dates
+        _ = try r.varint()  // creator
+        _ = try r.varint()  // modifier
+        return try r.int64()
+    }
+
     // MARK: - Payloads
 
     static func encodePayload(_ value: FieldValue, into w: inout ByteWriter) {

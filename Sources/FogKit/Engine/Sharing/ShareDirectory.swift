@@ -128,8 +128,11 @@ final class ShareDirectory<Store: KeyValueStore>: EngineService {
             new.changeSequence = sequence
             try txn.put(RecordCodec.encode(new, names: &names), forKey: bigEndianKey(row), in: records.table)
             try indexes.updateIndexEntries(old: old, new: new, row: row, zone: zone.id, txn: txn, names: &names.resolver)
-            try changes.logSave(
+            if try changes.logSave(
                 zone: zone.id, row: row, name: location.recordName, previousSequence: old.changeSequence, sequence: sequence, txn: txn)
+            {
+                try changes.noteStale(1, zone: zone.id, txn: txn)
+            }
             try changes.logZone(.changed, address: location.address, zone: zone.id, sequence: sequence, txn: txn)
             share.shareState.withLock { state in
                 state.participants = Array(participants.dropFirst())
