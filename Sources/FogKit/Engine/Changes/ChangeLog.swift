@@ -13,13 +13,13 @@ final class ChangeLog<Store: KeyValueStore>: EngineService {
     /// Database logs of zone events.
     let databaseChangeTable: Table
     /// The records, whose change sequence tells a stale log entry (``LogCompaction``).
-    let recordTable: Table
+    let records: RecordStore<Store>
 
-    init(core: EngineCore<Store>) {
+    init(core: EngineCore<Store>, records: RecordStore<Store>) {
         self.core = core
+        self.records = records
         changeTable = core.store.table(named: Layout.changes)
         databaseChangeTable = core.store.table(named: Layout.databaseChanges)
-        recordTable = core.store.table(named: Layout.records)
     }
 
     /// Removes a zone's log, tombstones, horizon and client change token (its keys start with

@@ -4,7 +4,8 @@ import FogStorage
 /// the value of `(zone, 7)` in `changes`.
 ///
 /// A save or delete of an existing record writes its new entry and leaves the old one where
-/// it is (one random page fewer per update than moving it); the entry is then **stale**: its
+/// it is (one change at a random place of the log fewer per update than moving it); the
+/// entry is then **stale**: its
 /// record has a later entry, or is gone. Feeds skip stale entries (``ChangeFeeds``). Once
 /// they are as many as the live entries (and at least ``EngineDefaults/compactionMinimum``),
 /// a pass walks the log in key order, a bounded chunk in each request that leaves entries
@@ -139,10 +140,7 @@ extension ChangeLog {
             let sequence = try reader.readInt64()
             let row = try reader.readInt64()
             pass.position = (sequence, row)
-            if value.first == Layout.changedEntry,
-                try withUnsafeBytes(of: row.bigEndian, { try txn.withValue(forKey: $0, in: recordTable, RecordCodec.changeSequence) })
-                    != sequence
-            {
+            if value.first == Layout.changedEntry, try records.withRecord(row, in: txn.readView, RecordCodec.changeSequence) != sequence {
                 staleKeys.append(Array(key))
             } else {
                 pass.kept += 1

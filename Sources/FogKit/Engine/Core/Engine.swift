@@ -52,7 +52,7 @@ final class Engine<Store: KeyValueStore>: Sendable {
             location: location, identifier: identifier, durability: durability, encryptionKey: encryptionKey)
         self.core = core
         records = RecordStore(core: core)
-        changes = ChangeLog(core: core)
+        changes = ChangeLog(core: core, records: records)
         indexes = IndexStore(core: core, records: records, advisor: advisor)
         catalog = SchemaCatalog(core: core, indexes: indexes)
         zones = ZoneDirectory(core: core, records: records, indexes: indexes, changes: changes)
