@@ -379,7 +379,7 @@ public final class LMDBStore: @unchecked Sendable {
                 body: { txn in box.value = try body(txn) },
                 complete: { result in
                     switch result {
-                    case .success: continuation.resume(returning: box.value!)
+                    case .success: continuation.resume(returning: box.take()!)
                     case .failure(let error): continuation.resume(throwing: error)
                     }
                 })
@@ -418,7 +418,7 @@ public final class LMDBStore: @unchecked Sendable {
         try writer.enqueue(job)
         done.wait()
         try outcome.value!.get()
-        return box.value!
+        return box.take()!
     }
 
     /// Enqueues a write whose outcome is delivered to `completion` after the commit,

@@ -126,7 +126,7 @@ final class WriterThread: @unchecked Sendable {
             commitCount.add(1, ordering: .relaxed)
             requestCount.add(batch.count, ordering: .relaxed)
             completions.async {
-                for (job, result) in zip(batch, results) { job.complete(result) }
+                for (job, result) in zip(batch, results) { job.finish(result) }
             }
         }
     }
