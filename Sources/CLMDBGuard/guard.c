@@ -111,6 +111,10 @@ int fog_mdb_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_curs
     FOG_GUARDED(mdb_cursor_get(cursor, key, data, op), fog_touch(key) && fog_touch(data))
 }
 
+int fog_mdb_cursor_del(MDB_cursor *cursor, unsigned int flags) {
+    FOG_GUARDED(mdb_cursor_del(cursor, flags), 1)
+}
+
 int fog_mdb_cursor_count(MDB_cursor *cursor, size_t *count) {
     FOG_GUARDED(mdb_cursor_count(cursor, count), 1)
 }

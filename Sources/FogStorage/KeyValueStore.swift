@@ -231,6 +231,19 @@ public protocol StorageWriteTransaction: StorageReadTransaction {
     @discardableResult
     func deleteAll(in table: Table, range: ScanRange) throws -> Int
 
+    /// Visits the entries of the single-value `table` within `range` in ascending key order,
+    /// and removes each one `body` answers ``ScanRemoval/remove`` for where the scan stands,
+    /// without a search of the table per entry: for a cleanup pass that removes many scattered
+    /// entries. ``ScanRemoval/stop`` ends the scan and keeps that entry. The buffers are valid
+    /// only during each call; `body` may read other tables but must not read or write `table`.
+    /// - Returns: how many entries were removed.
+    /// - Throws: ``StorageError/incompatible`` for a multi-value table.
+    @discardableResult
+    func scanRemoving(
+        _ table: Table, range: ScanRange,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> ScanRemoval
+    ) throws -> Int
+
     /// Removes every entry of `table`; the table itself, and its layout, stay.
     func clear(_ table: Table) throws
 
@@ -281,6 +294,28 @@ public protocol StorageWriteTransaction: StorageReadTransaction {
 }
 
 extension StorageWriteTransaction {
+    /// ``scanRemoving(_:range:_:)`` for a store without a cursor that removes: the keys
+    /// `body` chose are gathered during the scan and deleted one by one after it.
+    @discardableResult
+    public func scanRemoving(
+        _ table: Table, range: ScanRange,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> ScanRemoval
+    ) throws -> Int {
+        guard try layout(of: table) == .singleValue else { throw StorageError.incompatible }
+        var chosen: [[UInt8]] = []
+        try scan(table, range: range) { key, value in
+            switch try body(key, value) {
+            case .keep: return true
+            case .remove:
+                chosen.append(Array(key))
+                return true
+            case .stop: return false
+            }
+        }
+        for key in chosen { try delete(key, in: table) }
+        return chosen.count
+    }
+
     /// ``put(count:forKey:in:append:_:)`` without the append hint.
     @inlinable
     public func put(count: Int, forKey key: [UInt8], in table: Table, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws {

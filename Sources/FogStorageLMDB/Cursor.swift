@@ -68,14 +68,7 @@ public final class LMDBCursor {
         let range = range.normalized
         if reverse, let upper = range.upper, upper.isEmpty { return }
         if !reverse {
-            if let lower = range.lower {
-                found = try move(atLeast: lower, key: &key, value: &value)
-                if found, !range.lowerInclusive, compareBytes(key.buffer, lower) == 0 {
-                    found = try move(hasDuplicates ? MDB_NEXT_NODUP : MDB_NEXT, key: &key, value: &value)
-                }
-            } else {
-                found = try move(MDB_FIRST, key: &key, value: &value)
-            }
+            found = try moveToFirst(of: range, key: &key, value: &value)
         } else {
             if let upper = range.upper {
                 found = try move(atLeast: upper, key: &key, value: &value)
@@ -95,6 +88,19 @@ public final class LMDBCursor {
             }
         }
         try visit(from: found, key: &key, value: &value, range: range, reverse: reverse, body)
+    }
+
+    /// Moves to the first entry of the normalized `range` in ascending order (its lower
+    /// bound's first entry, or the one after when the bound is excluded); `false` when no
+    /// key is at or above the bound.
+    @inline(__always)
+    func moveToFirst(of range: ScanRange, key: inout MDB_val, value: inout MDB_val) throws -> Bool {
+        guard let lower = range.lower else { return try move(MDB_FIRST, key: &key, value: &value) }
+        let found = try move(atLeast: lower, key: &key, value: &value)
+        if found, !range.lowerInclusive, compareBytes(key.buffer, lower) == 0 {
+            return try move(hasDuplicates ? MDB_NEXT_NODUP : MDB_NEXT, key: &key, value: &value)
+        }
+        return found
     }
 
     /// Visits the entry the cursor is at (when `found`) and the ones after it in the

@@ -5,7 +5,7 @@ import Foundation
 //
 //   fog-bench writers [--requests N] [--rounds R] [--writers 1,4,16,64] [--durability durable|relaxed|none]
 //                                      1, 4, 16 and 64 tasks saving one record per request
-//   fog-bench changes [--rounds R]     fetching 10,000 changes since a token
+//   fog-bench changes [--rounds R]     fetching 10,000 changes since a token, then the whole feed
 //   fog-bench workloads [--store DIR|postgres://…]
 //                                      ../shared/bench's W1–W5, lines as bench_lmdb.c prints them
 //   fog-bench scaling --store DIR|postgres://… [--processes 1,2,4] [--seconds S] [--records N]

@@ -28,6 +28,7 @@ int fog_mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 int fog_mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del);
 int fog_mdb_dbi_open(MDB_txn *txn, const char *name, unsigned int flags, MDB_dbi *dbi);
 int fog_mdb_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+int fog_mdb_cursor_del(MDB_cursor *cursor, unsigned int flags);
 int fog_mdb_cursor_count(MDB_cursor *cursor, size_t *count);
 int fog_mdb_txn_commit(MDB_txn *txn);
 

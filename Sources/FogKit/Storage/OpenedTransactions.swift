@@ -198,6 +198,17 @@ struct OpenedWriteTransaction: StorageWriteTransaction {
         }
     }
 
+    @discardableResult
+    func scanRemoving(
+        _ table: Table, range: ScanRange,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> ScanRemoval
+    ) throws -> Int {
+        switch kind {
+        case .lmdb(let t): try t.scanRemoving(table, range: range, body)
+        case .other(let t): try t.txn.scanRemoving(table, range: range, body)
+        }
+    }
+
     func clear(_ table: Table) throws {
         switch kind {
         case .lmdb(let t): try t.clear(table)
