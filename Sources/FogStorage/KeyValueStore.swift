@@ -236,6 +236,9 @@ public protocol StorageWriteTransaction: StorageReadTransaction {
     /// without a search of the table per entry: for a cleanup pass that removes many scattered
     /// entries. ``ScanRemoval/stop`` ends the scan and keeps that entry. The buffers are valid
     /// only during each call; `body` may read other tables but must not read or write `table`.
+    /// When `body` throws, the scan ends with its error, and the entries removed before may
+    /// or may not be gone (LMDB removes as it goes; the default removes after the scan): the
+    /// error must end the write, whose transaction then keeps none of it.
     /// - Returns: how many entries were removed.
     /// - Throws: ``StorageError/incompatible`` for a multi-value table.
     @discardableResult

@@ -380,7 +380,11 @@ public final class LMDBStore: @unchecked Sendable {
                 complete: { result in
                     switch result {
                     case .success: continuation.resume(returning: box.take()!)
-                    case .failure(let error): continuation.resume(throwing: error)
+                    case .failure(let error):
+                        // A body that ran before its group failed left its value: not kept
+                        // past the caller's resumption either.
+                        _ = box.take()
+                        continuation.resume(throwing: error)
                     }
                 })
             do { try writer.enqueue(job) } catch { continuation.resume(throwing: error) }
@@ -424,7 +428,9 @@ public final class LMDBStore: @unchecked Sendable {
     /// Enqueues a write whose outcome is delivered to `completion` after the commit,
     /// with no transaction open, on the environment's serial completion queue (in
     /// commit order). A completion must not wait for another write or close the
-    /// environment.
+    /// environment. Nobody waits for such a write, so its body and completion are let go on
+    /// that queue: neither may hold the last reference to the environment (its `close()`
+    /// would then run from a write's completion, which is refused).
     public func enqueueWrite(
         _ body: @escaping (LMDBWriteTransaction) throws -> Void,
         completion: @escaping (Result<Void, any Error>) -> Void

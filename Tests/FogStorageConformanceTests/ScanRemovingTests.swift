@@ -10,18 +10,23 @@ import Testing
     func removesExactlyWhatTheBodyChooses(_ b: Backend, seed: UInt64) throws { try randomRemovals(b.backend, seed: seed) }
     @Test(arguments: allBackends) func removingEveryEntryLeavesAUsableTable(_ b: Backend) throws { try removeEverything(b.backend) }
     @Test(arguments: allBackends) func aMultiValueTableIsRefused(_ b: Backend) throws { try multiValueRefused(b.backend) }
-    @Test(arguments: allBackends) func aBodyThatThrowsRemovesNothing(_ b: Backend) throws { try throwingBody(b.backend) }
+    @Test(arguments: allBackends) func aWriteWhoseBodyThrowsKeepsEveryEntry(_ b: Backend) throws { try throwingBody(b.backend) }
+    @Test(arguments: allBackends) func removingTheTailLeavesTheHead(_ b: Backend) throws { try removeTail(b.backend) }
 
     private func key(_ i: Int) -> [UInt8] { [UInt8(i >> 8), UInt8(i & 0xFF)] }
 
-    /// 3,000 keys with values of random size (many pages), a random range and a random stop;
+    /// 3,000 keys with values of random size (many pages; one in twenty on overflow pages of
+    /// its own), a random range (either bound in or out) and a random stop;
     /// the body removes runs of entries and single ones, and reads another table as it goes.
     /// What it saw must be the range's keys in order up to the stop, and what is left must
     /// be the keys it did not remove.
     func randomRemovals<B: StoreBackend>(_ backend: B, seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let count = 3_000
-        let values = (0..<count).map { _ in [UInt8](repeating: UInt8.random(in: 0...255, using: &random), count: random.int(1...300)) }
+        let values = (0..<count).map { _ in
+            let size = random.chance(0.05) ? random.int(3_000...9_000) : random.int(1...300)
+            return [UInt8](repeating: UInt8.random(in: 0...255, using: &random), count: size)
+        }
         try withStore(backend) { store throws in
             let a = store.table(named: Tables.a)
             let other = store.table(named: Tables.b)
@@ -31,7 +36,8 @@ import Testing
             }
             let lower = random.int(0...count / 3)
             let upper = random.int(count * 2 / 3...count)
-            let range = ScanRange(lower: key(lower), lowerInclusive: random.chance(0.5), upper: key(upper))
+            let upperInclusive = upper < count && random.chance(0.5)
+            let range = ScanRange(lower: key(lower), lowerInclusive: random.chance(0.5), upper: key(upper), upperInclusive: upperInclusive)
             let stopAfter = random.chance(0.5) ? random.int(1...(upper - lower)) : Int.max
             var removing = false
             var seen: [[UInt8]] = []
@@ -51,10 +57,9 @@ import Testing
                 }
             }
             let firstSeen = range.lowerInclusive ? lower : lower + 1
-            let inRange = (firstSeen..<upper).map(key)
+            let inRange = (firstSeen..<(upperInclusive ? upper + 1 : upper)).map(key)
             #expect(seen == Array(inRange.prefix(stopAfter)))
             #expect(removed == chosen.count)
-            #expect(!chosen.isEmpty)
             try store.read { txn throws in
                 #expect(try txn.keys(a) == (0..<count).map(key).filter { !chosen.contains($0) })
                 for i in 0..<count where !chosen.contains(key(i)) {
@@ -78,6 +83,24 @@ import Testing
             }
             #expect(removed == 2_000)
             try store.read { txn throws in #expect(try txn.entries(a) == [Entry(key(5), [2])]) }
+        }
+    }
+
+    /// The last entries of the table removed, the ones before kept: the cursor runs off the
+    /// table's end right after a removal.
+    func removeTail<B: StoreBackend>(_ backend: B) throws {
+        try withStore(backend) { store throws in
+            let a = store.table(named: Tables.a)
+            try store.writeAndWait { txn throws in
+                for i in 0..<1_500 { try txn.put([UInt8](repeating: 3, count: 60), forKey: key(i), in: a) }
+            }
+            let removed = try store.writeAndWait { txn throws in
+                try txn.scanRemoving(a, range: .all) { k, _ in (Int(k[0]) << 8 | Int(k[1])) >= 1_000 ? .remove : .keep }
+            }
+            #expect(removed == 500)
+            try store.read { txn throws in #expect(try txn.keys(a) == (0..<1_000).map(key)) }
+            try store.writeAndWait { txn throws in try txn.put([4], forKey: key(2_000), in: a) }
+            try store.read { txn throws in #expect(try txn.count(of: a) == 1_001) }
         }
     }
 

@@ -4,8 +4,9 @@ import FogStorage
 ///
 /// `body` may run more than once (when the map must grow, or when another job of
 /// its group fails, the whole group is rolled back and replayed), so it must keep
-/// its effects inside the transaction. `complete` runs once, on the writer thread,
-/// after the group's commit (or its failure), with no transaction open.
+/// its effects inside the transaction. `complete` runs once, on the environment's
+/// completion queue, after the group's commit (or its failure), with no transaction open
+/// (``finish(_:)``).
 final class WriteJob: @unchecked Sendable {
     /// Whether the job runs in a transaction of its own (never grouped, never nested).
     let alone: Bool
