@@ -15,6 +15,15 @@ import Testing
 
     private func key(_ i: Int) -> [UInt8] { [UInt8(i >> 8), UInt8(i & 0xFF)] }
 
+    /// Table "a" of `store` with the keys 0..<count, each with a value of `valueSize` bytes.
+    private func fill<Store: KeyValueStore>(_ store: Store, count: Int, valueSize: Int) throws -> Table {
+        let a = store.table(named: Tables.a)
+        try store.writeAndWait { txn throws in
+            for i in 0..<count { try txn.put([UInt8](repeating: 1, count: valueSize), forKey: key(i), in: a) }
+        }
+        return a
+    }
+
     /// 3,000 keys with values of random size (many pages; one in twenty on overflow pages of
     /// its own), a random range (either bound in or out) and a random stop;
     /// the body removes runs of entries and single ones, and reads another table as it goes.
@@ -71,10 +80,7 @@ import Testing
 
     func removeEverything<B: StoreBackend>(_ backend: B) throws {
         try withStore(backend) { store throws in
-            let a = store.table(named: Tables.a)
-            try store.writeAndWait { txn throws in
-                for i in 0..<2_000 { try txn.put([UInt8](repeating: 1, count: 100), forKey: key(i), in: a) }
-            }
+            let a = try fill(store, count: 2_000, valueSize: 100)
             let removed = try store.writeAndWait { txn throws in
                 let n = try txn.scanRemoving(a, range: .all) { _, _ in .remove }
                 #expect(try txn.count(of: a) == 0)
@@ -90,10 +96,7 @@ import Testing
     /// table's end right after a removal.
     func removeTail<B: StoreBackend>(_ backend: B) throws {
         try withStore(backend) { store throws in
-            let a = store.table(named: Tables.a)
-            try store.writeAndWait { txn throws in
-                for i in 0..<1_500 { try txn.put([UInt8](repeating: 3, count: 60), forKey: key(i), in: a) }
-            }
+            let a = try fill(store, count: 1_500, valueSize: 60)
             let removed = try store.writeAndWait { txn throws in
                 try txn.scanRemoving(a, range: .all) { k, _ in (Int(k[0]) << 8 | Int(k[1])) >= 1_000 ? .remove : .keep }
             }
