@@ -59,11 +59,7 @@ extension ModifyRun {
             } else {
                 try updateIndexEntries(old: nil, new: stored, row: row, zone: zone.id)
             }
-            if try writer.changes.logSave(
-                zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.changeSequence, sequence: sequence, txn: txn)
-            {
-                staleInZone += 1
-            }
+            try logSave(zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.changeSequence)
             if notices != nil { try notifySave(stored, encoded: bytes, created: p.existing == nil) }
             for target in p.oldTargets.subtracting(p.newTargets) {
                 try txn.delete(Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
@@ -146,5 +142,14 @@ extension ModifyRun {
 
     func deleteSelfTargets(_ values: [String: FieldValue]) -> Set<String> {
         values.deleteSelfTargets
+    }
+
+    /// Logs that the zone's record at `row` was saved in this request
+    /// (``ChangeLog/logSave(zone:row:name:previousSequence:sequence:txn:)``), counting the
+    /// entry it left stale in ``staleInZone``.
+    mutating func logSave(zone: Int64, row: Int64, name: String, previousSequence: Int64?) throws {
+        if try writer.changes.logSave(zone: zone, row: row, name: name, previousSequence: previousSequence, sequence: sequence, txn: txn) {
+            staleInZone += 1
+        }
     }
 }

@@ -85,11 +85,7 @@ extension ModifyRun {
                 forKey: bigEndianKey(row), in: writer.records.table, { try RecordCodec.decode($0, names: &resolver) }),
             stored.changeSequence != sequence
         else { return }
-        if try writer.changes.logSave(
-            zone: zone, row: row, name: name, previousSequence: stored.changeSequence, sequence: sequence, txn: txn)
-        {
-            staleInZone += 1
-        }
+        try logSave(zone: zone, row: row, name: name, previousSequence: stored.changeSequence)
         stored.changeSequence = sequence
         try txn.put(RecordCodec.encode(stored, names: &names), forKey: bigEndianKey(row), in: writer.records.table)
     }

@@ -209,11 +209,7 @@ extension ModifyRun {
         var stored = found
         stored.share = shareName
         if stored.changeSequence != sequence {
-            if try writer.changes.logSave(
-                zone: zone, row: row, name: name, previousSequence: stored.changeSequence, sequence: sequence, txn: txn)
-            {
-                staleInZone += 1
-            }
+            try logSave(zone: zone, row: row, name: name, previousSequence: stored.changeSequence)
             stored.changeSequence = sequence
         }
         let bytes = try RecordCodec.encode(stored, names: &names)
@@ -328,10 +324,6 @@ extension ModifyRun {
         changed.changeSequence = sequence
         try txn.put(RecordCodec.encode(changed, names: &names), forKey: bigEndianKey(row), in: writer.records.table)
         try writer.indexes.updateIndexEntries(old: share, new: changed, row: row, zone: zone.id, txn: txn, names: &names.resolver)
-        if try writer.changes.logSave(
-            zone: zone.id, row: row, name: share.recordName, previousSequence: share.changeSequence, sequence: sequence, txn: txn)
-        {
-            staleInZone += 1
-        }
+        try logSave(zone: zone.id, row: row, name: share.recordName, previousSequence: share.changeSequence)
     }
 }
