@@ -398,10 +398,42 @@ import Testing
         saved["other"] = "changed in original"
         #expect(saved["title"] as? String == "t")
         #expect(copy["other"] == nil)
+        // The changed keys and the values before the changes are the copy's own too.
+        #expect(saved.changedKeys() == ["pending", "other"])
+        #expect(copy.changedKeys() == ["pending", "title"])
         // The copy saves like the original would (same tag).
         let resaved = try await db.save(copy)
         #expect(resaved["title"] as? String == "changed in copy")
         #expect(resaved["pending"] as? Int == 1)
+    }
+
+    @Test func aFetchedRecordAndItsCopiesChangeApart() async throws {
+        // A fetched record nobody changed keeps no decoded values of its own; its copies
+        // share what they hold until one changes, in fields, parent or system fields.
+        let r = Record(recordType: "Note")
+        r["title"] = "t"
+        r["count"] = 1
+        try await db.save(r)
+        let fetched = try await db.record(for: r.recordID)
+        let copy = fetched.copy()
+        let second = copy.copy()
+        copy["title"] = "in copy"
+        copy.setParent(Record.ID(recordName: "folder"))
+        second["count"] = 2
+        #expect(fetched["title"] as? String == "t")
+        #expect(fetched["count"] as? Int == 1)
+        #expect(fetched.changedKeys().isEmpty)
+        #expect(fetched.parent == nil)
+        #expect(copy.changedKeys() == ["title"])
+        #expect(copy["count"] as? Int == 1)
+        #expect(copy.parent?.recordID.recordName == "folder")
+        #expect(second.changedKeys() == ["count"])
+        #expect(second["title"] as? String == "t")
+        #expect(second.parent == nil)
+        // Each still saves against the fetched change tag: the first wins, the next conflicts.
+        #expect(copy.recordChangeTag == fetched.recordChangeTag)
+        try await db.save(second)
+        _ = try #require(await expectFogError(.serverRecordChanged) { try await db.save(copy) })
     }
 
     @Test func allTokensSplitsStringFieldsOnWhitespace() {

@@ -88,24 +88,98 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    struct State: Sendable {
-        /// Decoded values; empty while ``encoded`` holds the fields.
+    /// What a record holds once the client made or changed it: decoded values, changed keys,
+    /// the values before the changes and decoded system fields. A record the store returns
+    /// and nobody changed has none of it (``State/edits``), which keeps it small to make
+    /// and to release.
+    struct Edits: Sendable {
+        /// Decoded values; empty while ``State/encoded`` holds the fields.
         var decoded: [FieldKey: FieldValue] = [:]
-        /// The fields as the store returned them, decoded when read; `nil` once a field is
-        /// set (``materialize()``) and for records made by the client.
-        var encoded: EncodedFields?
         /// Keys changed since the record was fetched or saved, in first-change order.
         var changedKeys: [FieldKey] = []
         /// The values of changed keys as they were before the first change; kept only for a
         /// record with a change tag, the only kind ever reverted (``SystemFields/hasChangeTag``).
         var originalValues: [FieldKey: FieldValue?] = [:]
-        var parent: Reference?
         var parentChanged = false
-        /// The system fields, once read or changed; before that, a record the store returns
-        /// keeps them as stored (``storedSystem``). Read and set through ``system``.
+        /// The system fields, once read or changed (``State/system``).
         var decodedSystem = SystemFields()
+
+        /// Sets field `key` to `value` (removes it when `nil`), noting the change, and the
+        /// value before it when `keepingOriginal` (``originalValues``).
+        mutating func set(_ value: FieldValue?, forKey key: FieldKey, keepingOriginal: Bool) {
+            if keepingOriginal, originalValues.index(forKey: key) == nil { originalValues[key] = .some(decoded[key]) }
+            if !changedKeys.contains(key) { changedKeys.append(key) }
+            if decoded.isEmpty, value != nil {
+                // Records are usually given several fields: room for them at once, instead of
+                // growing (and rehashing) the dictionary at its first few sizes.
+                decoded.reserveCapacity(8)
+            }
+            decoded[key] = value
+        }
+    }
+
+    /// ``Edits`` in a box of its own, copied on write: a copy of a record's state
+    /// (``copy()``) shares the box until one of them changes.
+    ///
+    /// `@unchecked Sendable`: the box is changed only through ``State/edits``, under the
+    /// record's lock, and only when no other state refers to it (`isKnownUniquelyReferenced`);
+    /// a shared box is only read, as an array's shared buffer is. For the same reasons its
+    /// value needs no run-time exclusivity checks, which cost about 3,000 instructions per
+    /// record built by hand with six fields (`swift_beginAccess` on every access).
+    final class EditsBox: @unchecked Sendable {
+        @exclusivity(unchecked) var value: Edits
+        init(_ value: Edits) { self.value = value }
+    }
+
+    struct State: Sendable {
+        /// The fields as the store returned them, decoded when read; `nil` once a field is
+        /// set (``materialize()``) and for records made by the client.
+        var encoded: EncodedFields?
         /// The system fields of a record the store returns, decoded when read (``system``).
         var storedSystem: StoredSystemFields?
+        var parent: Reference?
+        /// What the client made or changed; `nil` until then (read and changed through
+        /// ``edits`` and the properties below, which make it when changed).
+        var editsBox: EditsBox?
+
+        /// What the client made or changed, empty when nothing; changing it copies a shared box.
+        var edits: Edits {
+            get { editsBox?.value ?? Edits() }
+            _modify {
+                if editsBox == nil {
+                    editsBox = EditsBox(Edits())
+                } else if !isKnownUniquelyReferenced(&editsBox!) {
+                    editsBox = EditsBox(editsBox!.value)
+                }
+                yield &editsBox!.value
+            }
+        }
+
+        /// Decoded values; empty while ``encoded`` holds the fields.
+        var decoded: [FieldKey: FieldValue] {
+            get { editsBox?.value.decoded ?? [:] }
+            _modify { yield &edits.decoded }
+        }
+        /// Keys changed since the record was fetched or saved, in first-change order.
+        var changedKeys: [FieldKey] {
+            get { editsBox?.value.changedKeys ?? [] }
+            _modify { yield &edits.changedKeys }
+        }
+        /// The values of changed keys before their first change (``Edits/originalValues``).
+        var originalValues: [FieldKey: FieldValue?] {
+            get { editsBox?.value.originalValues ?? [:] }
+            _modify { yield &edits.originalValues }
+        }
+        var parentChanged: Bool {
+            get { editsBox?.value.parentChanged ?? false }
+            _modify { yield &edits.parentChanged }
+        }
+        /// The system fields, once read or changed; before that, a record the store returns
+        /// keeps them as stored (``storedSystem``). Read and set through ``system``.
+        var decodedSystem: SystemFields {
+            get { editsBox?.value.decodedSystem ?? SystemFields() }
+            _modify { yield &edits.decodedSystem }
+        }
 
         /// The system fields; setting one (or all) keeps them decoded from then on.
         var system: SystemFields {
@@ -118,16 +192,16 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
         /// Whether the record has a change tag (``SystemFields/hasChangeTag``), without
         /// decoding stored system fields.
-        var hasChangeTag: Bool { storedSystem != nil || decodedSystem.hasChangeTag }
+        var hasChangeTag: Bool { storedSystem != nil || editsBox?.value.decodedSystem.hasChangeTag == true }
 
         /// The change tag (``SystemFields/recordChangeTag``), without decoding the other
         /// stored system fields.
-        var recordChangeTag: String? { storedSystem?.recordChangeTag ?? decodedSystem.recordChangeTag }
+        var recordChangeTag: String? { storedSystem?.recordChangeTag ?? editsBox?.value.decodedSystem.recordChangeTag }
 
         func value(forKey key: FieldKey) -> FieldValue? {
             // Optional chaining reads the encoded fields in place; `if let` would copy them
             // (retaining and releasing their chunk and name table) on every field read.
-            guard encoded != nil else { return decoded[key] }
+            guard encoded != nil else { return editsBox?.value.decoded[key] }
             return encoded?.value(forKey: key)
         }
 
@@ -138,7 +212,9 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
         /// Decodes the stored fields into ``decoded`` before a change.
         mutating func materialize() {
-            guard let encoded else { return }
+            // The `nil` test first: `guard let` alone copies the fields (retaining their chunk
+            // and name table) on every change of a record built by hand.
+            guard encoded != nil, let encoded else { return }
             decoded = encoded.allValues()
             self.encoded = nil
         }
@@ -161,21 +237,17 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     init(recordType: RecordType, recordID: ID, values: [FieldKey: FieldValue], parent: Reference?, system: SystemFields) {
         self.recordType = recordType
         self.recordID = recordID
-        self.state = Mutex(State(decoded: values, parent: parent, decodedSystem: system))
-    }
-
-    /// A record as the store returns it, its fields still encoded.
-    init(recordType: RecordType, recordID: ID, encoded: consuming EncodedFields, parent: Reference?, system: consuming SystemFields) {
-        self.recordType = recordType
-        self.recordID = recordID
-        self.state = Mutex(State(encoded: consume encoded, parent: parent, decodedSystem: consume system))
+        self.state = Mutex(State(parent: parent, editsBox: EditsBox(Edits(decoded: values, decodedSystem: system))))
     }
 
     /// A record as the store returns it, its fields and system fields still encoded.
-    init(recordType: RecordType, recordID: ID, encoded: consuming EncodedFields?, parent: Reference?, system: StoredSystemFields) {
+    init(
+        recordType: RecordType, recordID: consuming ID, encoded: consuming EncodedFields?, parent: consuming Reference?,
+        system: consuming StoredSystemFields
+    ) {
         self.recordType = recordType
         self.recordID = recordID
-        self.state = Mutex(State(encoded: consume encoded, parent: parent, storedSystem: system))
+        self.state = Mutex(State(encoded: consume encoded, storedSystem: consume system, parent: consume parent))
     }
 
     // MARK: - System fields
@@ -271,16 +343,8 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
             // The values before the change are read only to revert a record that has a change
             // tag (the ancestor a conflict compares, `ClientRecord.ancestor()`), and a record's
             // tag never changes: a new record keeps none (a dictionary and two hashes per field).
-            if state.hasChangeTag, state.originalValues.index(forKey: key) == nil {
-                state.originalValues[key] = .some(state.decoded[key])
-            }
-            if !state.changedKeys.contains(key) { state.changedKeys.append(key) }
-            if state.decoded.isEmpty, value != nil {
-                // Records are usually given several fields: room for them at once, instead of
-                // growing (and rehashing) the dictionary at its first few sizes.
-                state.decoded.reserveCapacity(8)
-            }
-            state.decoded[key] = value
+            let keepsOriginal = state.hasChangeTag
+            state.edits.set(value, forKey: key, keepingOriginal: keepsOriginal)
         }
     }
 

@@ -96,7 +96,9 @@ struct EncodedFields: @unchecked Sendable {
     /// Copies the fields of `view` that the table's selection keeps into `arena` (all of the
     /// record's field bytes, or with desired keys a table and payloads of just those fields),
     /// registering their names.
-    init<Store>(_ view: RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>) throws {
+    init<Store>(
+        _ view: borrowing RecordView, table: FieldNameTable, arena: inout FieldArenaWriter, names: inout NameResolver<Store>
+    ) throws {
         // Desired keys: a table and payloads of the selected fields only, so that fields the
         // caller did not ask for take no memory (unless every field is selected).
         if table.selection.ids != nil, let projected = try Self.project(view, table: table, arena: &arena, names: &names) {

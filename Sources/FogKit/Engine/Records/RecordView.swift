@@ -362,7 +362,7 @@ extension RecordView {
                 from: Record(recordType: recordType, recordID: recordID, values: values, parent: parent, system: system.decoded))
         }
         if count == 0 || table.selection.ids?.isEmpty == true {
-            return Record(recordType: recordType, recordID: recordID, encoded: nil, parent: parent, system: system)
+            return Record(recordType: recordType, recordID: recordID, encoded: nil, parent: parent, system: consume system)
         }
         let encoded = try EncodedFields(self, table: table, arena: &arena, names: &names)
         if table.holdsEncryptedNames {
@@ -378,7 +378,8 @@ extension RecordView {
             // An `Asset` is a class: decoded once, every read returns the same instance.
             return Record(recordType: recordType, recordID: recordID, values: encoded.allValues(), parent: parent, system: system.decoded)
         }
-        return Record(recordType: recordType, recordID: recordID, encoded: consume encoded, parent: parent, system: system)
+        return Record(
+            recordType: recordType, recordID: consume recordID, encoded: consume encoded, parent: consume parent, system: consume system)
     }
 }
 
