@@ -407,33 +407,41 @@ import Testing
         #expect(resaved["pending"] as? Int == 1)
     }
 
-    @Test func aFetchedRecordAndItsCopiesChangeApart() async throws {
-        // A fetched record nobody changed keeps no decoded values of its own; its copies
-        // share what they hold until one changes, in fields, parent or system fields.
+    @Test func aChangedFetchedRecordAndItsCopyChangeApart() async throws {
+        // A fetched record keeps its changes in a box its copies share until one changes:
+        // changed keys, values, the parent's change and the values before the changes are
+        // each record's own.
         let r = Record(recordType: "Note")
         r["title"] = "t"
         r["count"] = 1
         try await db.save(r)
         let fetched = try await db.record(for: r.recordID)
+        fetched["title"] = "first"
         let copy = fetched.copy()
-        let second = copy.copy()
-        copy["title"] = "in copy"
+        copy["count"] = 2
         copy.setParent(Record.ID(recordName: "folder"))
-        second["count"] = 2
-        #expect(fetched["title"] as? String == "t")
+        fetched["title"] = "second"
+        #expect(fetched.changedKeys() == ["title"])
+        #expect(fetched["title"] as? String == "second")
         #expect(fetched["count"] as? Int == 1)
-        #expect(fetched.changedKeys().isEmpty)
         #expect(fetched.parent == nil)
-        #expect(copy.changedKeys() == ["title"])
-        #expect(copy["count"] as? Int == 1)
+        #expect(copy.changedKeys() == ["title", "count"])
+        #expect(copy["title"] as? String == "first")
+        #expect(copy["count"] as? Int == 2)
         #expect(copy.parent?.recordID.recordName == "folder")
-        #expect(second.changedKeys() == ["count"])
-        #expect(second["title"] as? String == "t")
-        #expect(second.parent == nil)
-        // Each still saves against the fetched change tag: the first wins, the next conflicts.
         #expect(copy.recordChangeTag == fetched.recordChangeTag)
-        try await db.save(second)
-        _ = try #require(await expectFogError(.serverRecordChanged) { try await db.save(copy) })
+        // Another device changes the record: each save then conflicts, and each ancestor is
+        // the record as fetched (the values before that record's own changes).
+        let other = try await db.record(for: r.recordID)
+        other["title"] = "server"
+        try await db.save(other)
+        for mine in [fetched, copy] {
+            let error = try #require(await expectFogError(.serverRecordChanged) { try await db.save(mine) })
+            let ancestor = try #require(error.ancestorRecord)
+            #expect(ancestor["title"] as? String == "t")
+            #expect(ancestor["count"] as? Int == 1)
+            #expect(ancestor.parent == nil)
+        }
     }
 
     @Test func allTokensSplitsStringFieldsOnWhitespace() {

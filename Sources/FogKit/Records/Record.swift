@@ -90,8 +90,9 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
     /// What a record holds once the client made or changed it: decoded values, changed keys,
     /// the values before the changes and decoded system fields. A record the store returns
-    /// and nobody changed has none of it (``State/edits``), which keeps it small to make
-    /// and to release.
+    /// with its fields still encoded, and that nobody changed, has none of it (``State/edits``),
+    /// which keeps it small to make and to release; a record returned with decoded values (a
+    /// share, a record with assets or encrypted fields, a save's result) keeps them here.
     struct Edits: Sendable {
         /// Decoded values; empty while ``State/encoded`` holds the fields.
         var decoded: [FieldKey: FieldValue] = [:]
@@ -101,13 +102,18 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         /// record with a change tag, the only kind ever reverted (``SystemFields/hasChangeTag``).
         var originalValues: [FieldKey: FieldValue?] = [:]
         var parentChanged = false
-        /// The system fields, once read or changed (``State/system``).
+        /// The parent before its first change, kept as ``originalValues`` are (`.some(nil)`:
+        /// the record had none).
+        var originalParent: Reference?? = nil
+        /// The system fields, once changed (``State/system``).
         var decodedSystem = SystemFields()
 
         /// Sets field `key` to `value` (removes it when `nil`), noting the change, and the
-        /// value before it when `keepingOriginal` (``originalValues``).
-        mutating func set(_ value: FieldValue?, forKey key: FieldKey, keepingOriginal: Bool) {
-            if keepingOriginal, originalValues.index(forKey: key) == nil { originalValues[key] = .some(decoded[key]) }
+        /// value before it when the record has a change tag (``originalValues``): `storedTag`
+        /// when its system fields are still as stored, which always have one.
+        mutating func set(_ value: FieldValue?, forKey key: FieldKey, storedTag: Bool) {
+            let keepsOriginal = storedTag || decodedSystem.hasChangeTag
+            if keepsOriginal, originalValues.index(forKey: key) == nil { originalValues[key] = .some(decoded[key]) }
             if !changedKeys.contains(key) { changedKeys.append(key) }
             if decoded.isEmpty, value != nil {
                 // Records are usually given several fields: room for them at once, instead of
@@ -121,13 +127,17 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     /// ``Edits`` in a box of its own, copied on write: a copy of a record's state
     /// (``copy()``) shares the box until one of them changes.
     ///
-    /// `@unchecked Sendable`: the box is changed only through ``State/edits``, under the
-    /// record's lock, and only when no other state refers to it (`isKnownUniquelyReferenced`);
-    /// a shared box is only read, as an array's shared buffer is. For the same reasons its
-    /// value needs no run-time exclusivity checks, which cost about 3,000 instructions per
-    /// record built by hand with six fields (`swift_beginAccess` on every access).
+    /// `@unchecked Sendable`: the box is changed only through ``State/edits``, by the one
+    /// state that holds it (`isKnownUniquelyReferenced`; a shared box is copied first), while
+    /// that state is under an exclusive access the compiler checks (a record's state is
+    /// changed under its lock). A shared box is only read, as an array's shared buffer is.
+    ///
+    /// `@exclusivity(unchecked)`: the exclusive access to the state that holds the box covers
+    /// every access to its value, so checking the box again at run time finds nothing and
+    /// cost about 3,000 instructions per record built by hand with six fields
+    /// (`swift_beginAccess` on every access).
     final class EditsBox: @unchecked Sendable {
-        @exclusivity(unchecked) var value: Edits
+        @exclusivity(unchecked) fileprivate(set) var value: Edits
         init(_ value: Edits) { self.value = value }
     }
 
@@ -139,8 +149,9 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
         var storedSystem: StoredSystemFields?
         var parent: Reference?
         /// What the client made or changed; `nil` until then (read and changed through
-        /// ``edits`` and the properties below, which make it when changed).
-        var editsBox: EditsBox?
+        /// ``edits`` and the properties below, which make it when changed, and copy it when
+        /// shared: nothing else may change it).
+        fileprivate(set) var editsBox: EditsBox?
 
         /// What the client made or changed, empty when nothing; changing it copies a shared box.
         var edits: Edits {
@@ -174,8 +185,13 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
             get { editsBox?.value.parentChanged ?? false }
             _modify { yield &edits.parentChanged }
         }
-        /// The system fields, once read or changed; before that, a record the store returns
-        /// keeps them as stored (``storedSystem``). Read and set through ``system``.
+        /// The parent before its first change (``Edits/originalParent``).
+        var originalParent: Reference?? {
+            get { editsBox?.value.originalParent ?? nil }
+            _modify { yield &edits.originalParent }
+        }
+        /// The system fields, once changed; before that, a record the store returns keeps
+        /// them as stored (``storedSystem``). Read and set through ``system``.
         var decodedSystem: SystemFields {
             get { editsBox?.value.decodedSystem ?? SystemFields() }
             _modify { yield &edits.decodedSystem }
@@ -212,11 +228,9 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
         /// Decodes the stored fields into ``decoded`` before a change.
         mutating func materialize() {
-            // The `nil` test first: `guard let` alone copies the fields (retaining their chunk
-            // and name table) on every change of a record built by hand.
-            guard encoded != nil, let encoded else { return }
+            // Moved out, not copied (a copy retains and releases the chunk and the name table).
+            guard let encoded = encoded.take() else { return }
             decoded = encoded.allValues()
-            self.encoded = nil
         }
     }
 
@@ -272,9 +286,11 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
     public var parent: Reference? {
         get { state.withLock { $0.parent } }
         set {
-            state.withLock {
-                $0.parent = newValue
-                $0.parentChanged = true
+            state.withLock { state in
+                // Kept, as a field's value before its change is, to revert a fetched record.
+                if !state.parentChanged, state.hasChangeTag { state.originalParent = .some(state.parent) }
+                state.parent = newValue
+                state.parentChanged = true
             }
         }
     }
@@ -343,8 +359,8 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
             // The values before the change are read only to revert a record that has a change
             // tag (the ancestor a conflict compares, `ClientRecord.ancestor()`), and a record's
             // tag never changes: a new record keeps none (a dictionary and two hashes per field).
-            let keepsOriginal = state.hasChangeTag
-            state.edits.set(value, forKey: key, keepingOriginal: keepsOriginal)
+            let storedTag = state.storedSystem != nil
+            state.edits.set(value, forKey: key, storedTag: storedTag)
         }
     }
 

@@ -52,9 +52,11 @@ final class ClientRecord: @unchecked Sendable {
         copy.state.withLock { state in
             state.materialize()
             for (key, original) in originalValues { state.decoded[key] = original }
+            if let original = state.originalParent { state.parent = original }
             state.changedKeys = []
             state.originalValues = [:]
             state.parentChanged = false
+            state.originalParent = nil
         }
         return copy
     }

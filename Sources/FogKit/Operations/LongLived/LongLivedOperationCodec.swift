@@ -180,6 +180,7 @@ extension Record {
             state.changedKeys = []
             state.originalValues = [:]
             state.parentChanged = false
+            state.originalParent = nil
         }
     }
 }
