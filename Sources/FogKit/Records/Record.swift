@@ -226,6 +226,16 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
 
         var keys: [FieldKey] { encoded?.keys ?? Array(decoded.keys) }
 
+        /// Forgets the changes (changed keys, the values and parent before them), keeping the
+        /// values: what a record a save returns, or the ancestor of a conflict, holds.
+        mutating func forgetChanges() {
+            guard editsBox != nil else { return }
+            edits.changedKeys = []
+            edits.originalValues = [:]
+            edits.parentChanged = false
+            edits.originalParent = nil
+        }
+
         /// Decodes the stored fields into ``decoded`` before a change.
         mutating func materialize() {
             // Moved out, not copied (a copy retains and releases the chunk and the name table).

@@ -53,10 +53,7 @@ final class ClientRecord: @unchecked Sendable {
             state.materialize()
             for (key, original) in originalValues { state.decoded[key] = original }
             if let original = state.originalParent { state.parent = original }
-            state.changedKeys = []
-            state.originalValues = [:]
-            state.parentChanged = false
-            state.originalParent = nil
+            state.forgetChanges()
         }
         return copy
     }

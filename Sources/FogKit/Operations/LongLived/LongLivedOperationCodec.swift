@@ -176,11 +176,6 @@ enum LongLivedOperationCodec {
 extension Record {
     /// Clears the changed keys, as a record a save returns has none.
     fileprivate func markSaved() {
-        state.withLock { state in
-            state.changedKeys = []
-            state.originalValues = [:]
-            state.parentChanged = false
-            state.originalParent = nil
-        }
+        state.withLock { $0.forgetChanges() }
     }
 }
