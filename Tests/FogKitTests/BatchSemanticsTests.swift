@@ -80,6 +80,29 @@ import Testing
         #expect(try await db.record(for: elsewhere.recordID).recordType == "Item")
     }
 
+    /// An ID saved twice in one request fails both saves, and only those; the other items of
+    /// the request are saved (a request of distinct IDs skips the second lookup of each).
+    @Test func anIDSavedTwiceFailsBothSavesAndOnlyThem() async throws {
+        let twice = Record.ID(recordName: "twice")
+        let first = Record(recordType: "Item", recordID: twice)
+        let second = Record(recordType: "Item", recordID: twice)
+        let others = (0..<3).map { Record(recordType: "Item", recordID: Record.ID(recordName: "other\($0)")) }
+        let (saves, _) = try await db.modifyRecords(
+            saving: [others[0], first, others[1], second, others[2]], deleting: [], atomically: false)
+        #expect(saves.count == 4)
+        guard case .failure(let error)? = saves[twice] else {
+            Issue.record("the repeated ID was saved")
+            return
+        }
+        #expect((error as? FogError)?.code == .invalidArguments)
+        for other in others { #expect(try saves[other.recordID]?.get().recordType == "Item") }
+        await #expect(throws: FogError.self) { try await db.record(for: twice) }
+
+        let (distinct, _) = try await db.modifyRecords(
+            saving: (0..<3).map { Record(recordType: "Item", recordID: Record.ID(recordName: "d\($0)")) }, deleting: [])
+        #expect(distinct.values.allSatisfy { (try? $0.get()) != nil })
+    }
+
     @Test func moreThan400ItemsFailTheWholeOperationUnlessLimitsAreRelaxed() async throws {
         let strict = try TestStore()
         let records = (0..<401).map { _ in Record(recordType: "Item") }

@@ -31,6 +31,19 @@ import Testing
             #expect(Validation.isIdentifier(s) == Self.isIdentifierByDefinition(s), "\(s.debugDescription)")
             #expect(Validation.isPrintableASCII(s) == s.utf8.allSatisfy { (0x20..<0x7F).contains($0) }, "\(s.debugDescription)")
         }
+        // Longer names, checked eight bytes at a time, with every ASCII byte at every place.
+        for _ in 0..<2_000 {
+            let s = String((0..<Int.random(in: 0...40, using: &rng)).map { _ in Self.alphabet.randomElement(using: &rng)! })
+            #expect(Validation.isPrintableASCII(s) == s.utf8.allSatisfy { (0x20..<0x7F).contains($0) }, "\(s.debugDescription)")
+        }
+        for byte in UInt8(0)...UInt8(0x7F) {
+            for place in 0..<17 {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 17)
+                bytes[place] = byte
+                let s = String(decoding: bytes, as: UTF8.self)
+                #expect(Validation.isPrintableASCII(s) == (0x20..<0x7F).contains(byte), "byte \(byte) at \(place)")
+            }
+        }
         #expect(Validation.isIdentifier(String(repeating: "k", count: 255)))
         #expect(!Validation.isIdentifier(String(repeating: "k", count: 256)))
     }

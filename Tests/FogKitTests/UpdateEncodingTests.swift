@@ -30,6 +30,31 @@ import Testing
             creator: "alice", modifier: modifier, changeSequence: sequence)
     }
 
+    /// The name a stored record was looked up by is its header's name only when the stored
+    /// bytes hold it: a name index that points at another record's row (damage) leaves the
+    /// header with the stored name, which the update's checks then see.
+    @Test func theLookedUpNameIsKeptOnlyWhenTheRecordHoldsIt() throws {
+        var names = Names()
+        let stored = try RecordCodec.encode(Self.record(["a": .int64(1)], sequence: 5, modifier: "alice")) { names.intern($0) }
+        for (lookedUp, expected) in [("r1", "r1"), ("r2", "r1"), ("r10", "r1"), ("", "r1"), ("R1", "r1")] {
+            let old = try stored.withUnsafeBytes { buffer in
+                try EncodedRecord(row: 9, buffer, lookedUp: lookedUp) { id in try #require(names.names[id]) }
+            }
+            #expect(old.header.recordName == expected, "looked up as \(lookedUp.debugDescription)")
+        }
+        let empty = StoredRecord(
+            recordType: "Note", recordName: "", zone: 3, values: [:], parent: nil, share: nil,
+            creationDate: Date(timeIntervalSinceReferenceDate: 0), modificationDate: Date(timeIntervalSinceReferenceDate: 0),
+            creator: "alice", modifier: "alice", changeSequence: 1)
+        let unnamed = try RecordCodec.encode(empty) { names.intern($0) }
+        for lookedUp in ["", "x"] {
+            let old = try unnamed.withUnsafeBytes { buffer in
+                try EncodedRecord(row: 9, buffer, lookedUp: lookedUp) { id in try #require(names.names[id]) }
+            }
+            #expect(old.header.recordName == "")
+        }
+    }
+
     @Test func keepingFieldsGivesTheBytesOfAFullEncoding() throws {
         var rng = SplitMix64(seed: 41)
         for _ in 0..<2_000 {

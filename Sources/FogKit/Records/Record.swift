@@ -117,7 +117,10 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
             if !changedKeys.contains(key) { changedKeys.append(key) }
             if decoded.isEmpty, value != nil {
                 // Records are usually given several fields: room for them at once, instead of
-                // growing (and rehashing) the dictionary at its first few sizes.
+                // growing (and rehashing) the dictionary at its first few sizes. (Measured in
+                // round 20 of issue 14: growing instead cost W1 about 2,800 instructions per
+                // record of six fields, making the room at the second field about 2,100; the
+                // room costs an update of one key about 350.)
                 decoded.reserveCapacity(8)
             }
             decoded[key] = value

@@ -33,18 +33,23 @@ final class EncodedRecord {
     let fields: [Field]
 
     /// Parses the record in `buffer` (its header, field table and every payload are checked,
-    /// as a full decode would) and copies it.
-    convenience init<Store>(row: Int64, _ buffer: UnsafeRawBufferPointer, names: inout NameResolver<Store>) throws {
-        try self.init(row: row, buffer) { try names.name($0) }
+    /// as a full decode would) and copies it. `lookedUp` is the record name the row was found
+    /// by: the header shares that string when the stored name is the same (an update's record
+    /// name is not made again from the bytes), and has the stored one otherwise.
+    convenience init<Store>(
+        row: Int64, _ buffer: UnsafeRawBufferPointer, lookedUp: String? = nil, names: inout NameResolver<Store>
+    ) throws {
+        try self.init(row: row, buffer, lookedUp: lookedUp) { try names.name($0) }
     }
 
-    /// The form of ``init(row:_:names:)`` with `name` giving the name of each id.
-    init(row: Int64, _ buffer: UnsafeRawBufferPointer, name: (Int64) throws -> String) throws {
+    /// The form of ``init(row:_:lookedUp:names:)`` with `name` giving the name of each id.
+    init(row: Int64, _ buffer: UnsafeRawBufferPointer, lookedUp: String? = nil, name: (Int64) throws -> String) throws {
         let view = try RecordView(buffer, checking: .all)
         self.row = row
         (typeID, creatorID, modifierID) = (view.type, view.creator, view.modifier)
+        let recordName = lookedUp.flatMap { view.holdsName($0) ? $0 : nil } ?? view.recordName
         let header = StoredRecord(
-            recordType: try name(view.type), recordName: view.recordName, zone: view.zone, values: [:],
+            recordType: try name(view.type), recordName: recordName, zone: view.zone, values: [:],
             parent: view.parentRange.map(view.string), share: view.shareRange.map(view.string),
             creationDate: Date(timeIntervalSinceReferenceDate: view.creationDate),
             modificationDate: Date(timeIntervalSinceReferenceDate: view.modificationDate), creator: try name(view.creator),

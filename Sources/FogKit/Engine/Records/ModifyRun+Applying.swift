@@ -23,15 +23,17 @@ extension ModifyRun {
             for (key, type) in p.newFieldTypes {
                 try names.define(recordType: p.client.recordType, field: key, as: type)
             }
-            defer { appliedTypes.insert(p.client.recordType) }
+            defer { if !appliedTypes.contains(p.client.recordType) { appliedTypes.append(p.client.recordType) } }
             let row = try p.existing?.row ?? writer.nextCounter(Layout.metaNextRowID, in: txn)
-            let old = p.existing?.header
+            // The stored record's system fields are read where needed, not copied (a copy
+            // retains each of its strings).
+            let old = p.existing
             // An update's `stored` holds no values: its fields are the kept ones and `changes`.
             let stored = StoredRecord(
                 recordType: p.client.recordType, recordName: p.client.recordID.recordName, zone: zone.id,
-                values: p.existing == nil ? p.values : [:], parent: p.parent, share: old?.share,
-                creationDate: old?.creationDate ?? now, modificationDate: now,
-                creator: old?.creator ?? user, modifier: user, changeSequence: sequence)
+                values: p.existing == nil ? p.values : [:], parent: p.parent, share: old?.header.share,
+                creationDate: old?.header.creationDate ?? now, modificationDate: now,
+                creator: old?.header.creator ?? user, modifier: user, changeSequence: sequence)
             let bytes: [UInt8]
             if let existing = p.existing {
                 bytes = try RecordCodec.encode(stored, keeping: existing, changes: p.changes, names: &names)
@@ -59,16 +61,20 @@ extension ModifyRun {
             } else {
                 try updateIndexEntries(old: nil, new: stored, row: row, zone: zone.id)
             }
-            try logSave(zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.changeSequence)
+            try logSave(zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.header.changeSequence)
             if notices != nil { try notifySave(stored, encoded: bytes, created: p.existing == nil) }
-            for target in p.oldTargets.subtracting(p.newTargets) {
-                try txn.delete(Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
+            // (Most records hold no `deleteSelf` reference: no sets to subtract.)
+            if !p.oldTargets.isEmpty || !p.newTargets.isEmpty {
+                for target in p.oldTargets.subtracting(p.newTargets) {
+                    try txn.delete(Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
+                }
+                for target in p.newTargets.subtracting(p.oldTargets) {
+                    try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
+                }
             }
-            for target in p.newTargets.subtracting(p.oldTargets) {
-                try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
-            }
-            if let old, old.parent != p.parent, context.scope != .public {
-                try noteParentChange(of: stored.recordName, share: old.share, oldParent: old.parent, newParent: p.parent, zone: zone.id)
+            if let old, old.header.parent != p.parent, context.scope != .public {
+                try noteParentChange(
+                    of: stored.recordName, share: old.header.share, oldParent: old.header.parent, newParent: p.parent, zone: zone.id)
             }
             if p.existing == nil, p.client.recordType == Record.SystemType.share, case .string(let root)? = p.values[Share.rootKey] {
                 try linkShare(stored.recordName, toRoot: root, zone: zone, zoneID: zoneID)

@@ -109,11 +109,15 @@ extension ModifyRun {
             }
         }
         // The values written, by key: a new record's, or the ones an update sets (an update
-        // builds no dictionary of them).
-        let written: [(key: String, value: FieldValue)] =
-            existing == nil
-            ? values.sorted { $0.key < $1.key }
-            : changes.entries.compactMap { key, value in value.map { (key, $0) } }.sorted { $0.key < $1.key }
+        // builds no dictionary of them, and one array: an update of one key has nothing to sort).
+        var written: [(key: String, value: FieldValue)] = []
+        if existing == nil {
+            written = values.sorted { $0.key < $1.key }
+        } else {
+            written.reserveCapacity(changes.keys.count)
+            for (key, value) in changes.entries { if let value { written.append((key, value)) } }
+            if written.count > 1 { written.sort { $0.key < $1.key } }
+        }
 
         // Each field's type is fixed by its first write (the fields an update keeps were
         // checked when they were written, and a fixed type never changes). In production the
@@ -222,7 +226,7 @@ extension ModifyRun {
             oldTargets = []
             newTargets = deleteSelfTargets(values)
         }
-        let addedTargets = newTargets.subtracting(oldTargets)
+        let addedTargets = newTargets.isEmpty ? [] : newTargets.subtracting(oldTargets)
         for target in addedTargets {
             let stored = try fogTry {
                 try writer.records.countRefs(zone: zone.id, target: target, limit: Validation.maximumDeleteSelfReferences, in: txn.readView)
@@ -353,7 +357,8 @@ extension ModifyRun {
         guard let row = try writer.records.rowID(zone: zone, name: name, in: txn.readView) else { return nil }
         guard
             let record = try txn.withValue(
-                forKey: bigEndianKey(row), in: writer.records.table, { try EncodedRecord(row: row, $0, names: &names.resolver) })
+                forKey: bigEndianKey(row), in: writer.records.table,
+                { try EncodedRecord(row: row, $0, lookedUp: name, names: &names.resolver) })
         else {
             throw FormatError(message: "record \(name) names row \(row), which is missing")
         }

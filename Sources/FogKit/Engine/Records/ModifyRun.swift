@@ -37,8 +37,8 @@ struct ModifyRun<Store: KeyValueStore> {
     var knownTypes: [String] = []
     /// The record types this request added to the catalog (development).
     var freshTypes: Set<String> = []
-    /// The record types this request saved a record of.
-    var appliedTypes: Set<String> = []
+    /// The record types this request saved a record of (few: an array, asked once per save).
+    var appliedTypes: [String] = []
     /// The record types whose just-in-time indexes must be built for the records stored
     /// before them, after the commit.
     var pendingBuilds: Set<String> = []

@@ -264,6 +264,16 @@ struct RecordView {
 
     var recordName: String { string(nameRange) }
 
+    /// Whether the record's name is `name`, byte for byte (no string made).
+    func holdsName(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { utf8 in
+            guard utf8.count == nameRange.count else { return false }
+            guard let name = utf8.baseAddress, let base = buffer.baseAddress else { return utf8.isEmpty }
+            return memcmp(name, base + nameRange.lowerBound, utf8.count) == 0
+        }
+    }
+
     /// Visits the field table in order: name id, type and payload, until `body` returns false.
     /// The table must have been checked (as ``init(_:)`` does).
     @inline(__always)

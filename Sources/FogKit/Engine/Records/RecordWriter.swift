@@ -167,15 +167,17 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         let clients = recordsToSave.map(ClientRecord.init)
         var preErrors: [Int: FogError] = [:]
         // An ID may appear once per request: every occurrence of a repeated ID fails. (A
-        // request of one item has nothing to count: most single saves.)
+        // request of one item has nothing to count: most single saves. When every ID is
+        // distinct, as in most requests, no item looks its ID up again.)
         var occurrences: [Record.ID: Int] = [:]
         if itemCount > 1 {
             occurrences.reserveCapacity(itemCount)
             for client in clients { occurrences[client.recordID, default: 0] += 1 }
             for id in recordIDsToDelete { occurrences[id, default: 0] += 1 }
         }
+        let hasRepeats = occurrences.count < itemCount && itemCount > 1
         func repeated(_ id: Record.ID) -> FogError? {
-            itemCount > 1 && (occurrences[id] ?? 0) > 1
+            hasRepeats && (occurrences[id] ?? 0) > 1
                 ? FogError(.invalidArguments, message: "record \(id.recordName) appears more than once in the request")
                 : nil
         }
