@@ -81,8 +81,7 @@ extension Database {
     }
 
     static func dictionary<V>(_ pairs: [(Record.ID, Result<V, FogError>)]) -> [Record.ID: Result<V, any Error>] {
-        var result: [Record.ID: Result<V, any Error>] = [:]
-        result.reserveCapacity(pairs.count)
+        var result = [Record.ID: Result<V, any Error>](room: pairs.count)
         for (id, r) in pairs { result[id] = r.mapError { $0 } }
         return result
     }

@@ -119,9 +119,9 @@ public class Record: @unchecked Sendable, CustomStringConvertible {
                 // Records are usually given several fields: room for them at once, instead of
                 // growing (and rehashing) the dictionary at its first few sizes. (Measured in
                 // round 20 of issue 14: growing instead cost W1 about 2,800 instructions per
-                // record of six fields, making the room at the second field about 2,100; the
-                // room costs an update of one key about 350.)
-                decoded.reserveCapacity(8)
+                // record of six fields, making the room at the second field about 2,100;
+                // `init(room:)` makes it in specialized code, unlike `reserveCapacity`.)
+                decoded = [FieldKey: FieldValue](room: 8)
             }
             decoded[key] = value
         }

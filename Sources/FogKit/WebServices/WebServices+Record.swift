@@ -188,8 +188,7 @@ extension Record {
         }
         let ownZone = dictionary.zoneID?.recordZoneID ?? .default
         let zone = zoneID ?? ownZone
-        var values: [FieldKey: FieldValue] = [:]
-        values.reserveCapacity(dictionary.fields.count)
+        var values = [FieldKey: FieldValue](room: dictionary.fields.count)
         for (key, field) in dictionary.fields {
             guard var value = try field.fieldValue(defaultZone: zone, assetBase: assetBase, field: "fields.\(key).value") else {
                 continue

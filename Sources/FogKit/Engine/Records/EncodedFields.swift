@@ -278,8 +278,7 @@ struct EncodedFields: @unchecked Sendable {
 
     /// Every field present, decoded.
     func allValues() -> [String: FieldValue] {
-        var values: [String: FieldValue] = [:]
-        values.reserveCapacity(Int(count))
+        var values = [String: FieldValue](room: Int(count))
         forEachField { id, type, payload in
             if let name = table.name(of: id), let value = decode(type, payload) { values[name] = value }
             return true

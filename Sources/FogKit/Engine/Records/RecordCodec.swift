@@ -185,7 +185,7 @@ enum RecordCodec {
             }
             var offset = r.offset
             var table = ByteReader(UnsafeRawBufferPointer(rebasing: buffer[tableStart..<r.offset]))
-            values.reserveCapacity(fields.ids.map { min($0.count, count) } ?? count)
+            values = [String: FieldValue](room: fields.ids.map { min($0.count, count) } ?? count)
             for _ in 0..<count {
                 let id = try table.int64()
                 let code = try table.u8()

@@ -171,7 +171,7 @@ final class RecordWriter<Store: KeyValueStore>: EngineService {
         // distinct, as in most requests, no item looks its ID up again.)
         var occurrences: [Record.ID: Int] = [:]
         if itemCount > 1 {
-            occurrences.reserveCapacity(itemCount)
+            occurrences = [Record.ID: Int](room: itemCount)
             for client in clients { occurrences[client.recordID, default: 0] += 1 }
             for id in recordIDsToDelete { occurrences[id, default: 0] += 1 }
         }
