@@ -238,6 +238,9 @@ struct QueryRun<Store: KeyValueStore> {
     private let candidates: CandidateCheck
     /// Whether each record name the shared coverage walked is covered (``CandidateCheck/sharedRecords(_:)``).
     private var coveredNames: [String: Bool] = [:]
+    /// Whether a candidate that belongs to the query's zone, type and caller matches with
+    /// nothing evaluated: the path decides the predicate, or it is `TRUEPREDICATE`.
+    private let matchesUnevaluated: Bool
 
     init(
         executor: QueryExecutor<Store>, prepared: PreparedQuery, zone: Int64, type: Int64, zoneID: RecordZone.ID, desiredKeys: [String]?,
@@ -246,6 +249,7 @@ struct QueryRun<Store: KeyValueStore> {
         self.executor = executor
         self.candidates = candidates
         self.prepared = prepared
+        matchesUnevaluated = prepared.indexDecides || prepared.predicate == .value(true)
         self.zone = zone
         self.type = type
         self.txn = txn
@@ -293,9 +297,9 @@ struct QueryRun<Store: KeyValueStore> {
             // function captures and changes is checked for exclusive access at run time, on
             // every candidate.
             func take(_ row: Int64, _ buffer: UnsafeRawBufferPointer, into matches: inout [QueryMatch]) throws -> Bool {
-                guard let fields = try matchesView(buffer) else { return true }
+                guard let view = try matchingView(buffer) else { return true }
                 if matches.count == limit { return false }
-                matches.append(QueryMatch(row: row, record: try makeRecord(fields.view), key: []))
+                matches.append(QueryMatch(row: row, record: try makeRecord(view), key: []))
                 return true
             }
             if case .typeScan = prepared.path {
@@ -427,14 +431,31 @@ struct QueryRun<Store: KeyValueStore> {
         _ buffer: UnsafeRawBufferPointer, checking: FieldSelection, check: Bool = true
     ) throws -> ViewFields? {
         let view = try RecordView(buffer, checking: checking)
-        guard !check || (view.zone == zone && view.type == type) else { return nil }
-        guard !check || candidates.allows(creator: view.creator) else { return nil }
-        if check, case .sharedRecords(let coverage) = candidates, !(try isCovered(view, coverage)) { return nil }
+        guard try !check || admits(view) else { return nil }
         let fields = ViewFields(
             view: view, ids: fieldIDs, creator: readsUsers ? try names.name(view.creator) : nil,
             modifier: readsUsers ? try names.name(view.modifier) : nil)
         guard !check || prepared.indexDecides || prepared.evaluator.matches(prepared.predicate, fields) else { return nil }
         return fields
+    }
+
+    /// The view of the encoded record `buffer` when it matches, as ``matchesView(_:check:)``
+    /// decides: without the fields a predicate reads when nothing is left to evaluate (the
+    /// path decides it, or it is `TRUEPREDICATE`), which saves a scan of every record the
+    /// copies of its view and the evaluator's call.
+    private mutating func matchingView(_ buffer: UnsafeRawBufferPointer) throws -> RecordView? {
+        guard matchesUnevaluated else { return try matchesView(buffer)?.view }
+        let view = try RecordView(buffer, checking: checking)
+        return try admits(view) ? view : nil
+    }
+
+    /// Whether the candidate `view` belongs to the query's zone and type and to the
+    /// records the caller may see (its creator, the shares that cover it).
+    @inline(__always)
+    private mutating func admits(_ view: RecordView) throws -> Bool {
+        guard view.zone == zone && view.type == type, candidates.allows(creator: view.creator) else { return false }
+        if case .sharedRecords(let coverage) = candidates, !(try isCovered(view, coverage)) { return false }
+        return true
     }
 
     /// Whether the shares cover the candidate `view` (the shared database), walking its
