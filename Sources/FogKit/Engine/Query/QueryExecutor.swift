@@ -440,9 +440,9 @@ struct QueryRun<Store: KeyValueStore> {
     }
 
     /// The view of the encoded record `buffer` when it matches, as ``matchesView(_:check:)``
-    /// decides: without the fields a predicate reads when nothing is left to evaluate (the
-    /// path decides it, or it is `TRUEPREDICATE`), which saves a scan of every record the
-    /// copies of its view and the evaluator's call.
+    /// decides. When nothing is left to evaluate (the path decides the predicate, or it is
+    /// `TRUEPREDICATE`), no ``ViewFields`` is built: a scan of every record saves their copies
+    /// of the view and the evaluator's call.
     private mutating func matchingView(_ buffer: UnsafeRawBufferPointer) throws -> RecordView? {
         guard matchesUnevaluated else { return try matchesView(buffer)?.view }
         let view = try RecordView(buffer, checking: checking)

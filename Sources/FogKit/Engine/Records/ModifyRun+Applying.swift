@@ -25,15 +25,14 @@ extension ModifyRun {
             }
             defer { if !appliedTypes.contains(p.client.recordType) { appliedTypes.append(p.client.recordType) } }
             let row = try p.existing?.row ?? writer.nextCounter(Layout.metaNextRowID, in: txn)
-            // The stored record's system fields are read where needed, not copied (a copy
-            // retains each of its strings).
-            let old = p.existing
+            // The stored record's system fields are read from `p.existing` where needed, not
+            // copied out of it (a copy retains each of its strings).
             // An update's `stored` holds no values: its fields are the kept ones and `changes`.
             let stored = StoredRecord(
                 recordType: p.client.recordType, recordName: p.client.recordID.recordName, zone: zone.id,
-                values: p.existing == nil ? p.values : [:], parent: p.parent, share: old?.header.share,
-                creationDate: old?.header.creationDate ?? now, modificationDate: now,
-                creator: old?.header.creator ?? user, modifier: user, changeSequence: sequence)
+                values: p.existing == nil ? p.values : [:], parent: p.parent, share: p.existing?.header.share,
+                creationDate: p.existing?.header.creationDate ?? now, modificationDate: now,
+                creator: p.existing?.header.creator ?? user, modifier: user, changeSequence: sequence)
             let bytes: [UInt8]
             if let existing = p.existing {
                 bytes = try RecordCodec.encode(stored, keeping: existing, changes: p.changes, names: &names)
@@ -61,7 +60,7 @@ extension ModifyRun {
             } else {
                 try updateIndexEntries(old: nil, new: stored, row: row, zone: zone.id)
             }
-            try logSave(zone: zone.id, row: row, name: stored.recordName, previousSequence: old?.header.changeSequence)
+            try logSave(zone: zone.id, row: row, name: stored.recordName, previousSequence: p.existing?.header.changeSequence)
             if notices != nil { try notifySave(stored, encoded: bytes, created: p.existing == nil) }
             // (Most records hold no `deleteSelf` reference: no sets to subtract.)
             if !p.oldTargets.isEmpty || !p.newTargets.isEmpty {
@@ -72,9 +71,9 @@ extension ModifyRun {
                     try txn.put([], forKey: Layout.refKey(zone: zone.id, target: target, source: row), in: writer.records.refs)
                 }
             }
-            if let old, old.header.parent != p.parent, context.scope != .public {
+            if let old = p.existing?.header, old.parent != p.parent, context.scope != .public {
                 try noteParentChange(
-                    of: stored.recordName, share: old.header.share, oldParent: old.header.parent, newParent: p.parent, zone: zone.id)
+                    of: stored.recordName, share: old.share, oldParent: old.parent, newParent: p.parent, zone: zone.id)
             }
             if p.existing == nil, p.client.recordType == Record.SystemType.share, case .string(let root)? = p.values[Share.rootKey] {
                 try linkShare(stored.recordName, toRoot: root, zone: zone, zoneID: zoneID)

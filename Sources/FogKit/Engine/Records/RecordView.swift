@@ -269,8 +269,8 @@ struct RecordView {
         var name = name
         return name.withUTF8 { utf8 in
             guard utf8.count == nameRange.count else { return false }
-            guard let name = utf8.baseAddress, let base = buffer.baseAddress else { return utf8.isEmpty }
-            return memcmp(name, base + nameRange.lowerBound, utf8.count) == 0
+            guard let given = utf8.baseAddress, let stored = buffer.baseAddress else { return utf8.isEmpty }
+            return memcmp(given, stored + nameRange.lowerBound, utf8.count) == 0
         }
     }
 
